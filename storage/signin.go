@@ -409,7 +409,7 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 		upd := expression.Set(expression.Name("emailVerified"), expression.Value(true)).
 			Set(expression.Name("signedInAt"), expression.Value(keys.Time(now)))
 		open := dynamo.CondExists().And(expression.AttributeNotExists(expression.Name(attrClosedAt)))
-		if err := t.Update(keys.Account(acct.ID), upd, &open, ErrSignInInvalid); err != nil {
+		if err := t.Update(keys.Account(acct.ID), upd, &open, errSignInClosed); err != nil {
 			return SignedIn{}, err
 		}
 	}
@@ -433,11 +433,23 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 		it.AccountID, it.AccountCreatedAt = e.AccountID, e.CreatedAt
 		return SignedIn{}, dynamo.ErrRetry
 	}
-	if errors.Is(err, ErrSignInInvalid) && s.madeSession(ctx, acct.ID, sess.ID) {
-		// The request was consumed by this very transaction: it was sent
-		// again after an answer that was lost (the SDK's retry) and
-		// refused the second time. Its session is there: it committed.
-		err = nil
+	if errors.Is(err, errSignInClosed) {
+		return SignedIn{}, ErrSignInInvalid
+	}
+	if errors.Is(err, ErrSignInInvalid) {
+		switch {
+		case s.madeSession(ctx, acct.ID, sess.ID):
+			// The request was consumed by this very transaction: it was
+			// sent again after an answer that was lost (the SDK's retry)
+			// and refused the second time. Its session is there: it
+			// committed.
+			err = nil
+		case s.signInStands(ctx, tokenHash, now):
+			// The request is still there and unexpired, so the refusal
+			// was not about it (DynamoDB Local, busy, has refused a
+			// transaction this way): nothing was written, try again.
+			return SignedIn{}, dynamo.ErrRetry
+		}
 	}
 	if err != nil {
 		return SignedIn{}, fmt.Errorf("complete sign-in: %w", err)
@@ -453,6 +465,18 @@ func (s *Store) madeSession(ctx context.Context, accountID, id string) bool {
 	var it sessionItem
 	return s.db.Get(ctx, keys.Session(accountID, id), true, &it) == nil
 }
+
+// signInStands reports whether the sign-in request of tokenHash is still
+// there and unexpired at now: one consistent GetItem, made only when a
+// sign-in's transaction was refused.
+func (s *Store) signInStands(ctx context.Context, tokenHash string, now time.Time) bool {
+	var it signInItem
+	return s.db.Get(ctx, keys.SignIn(tokenHash), true, &it) == nil && it.ExpiresAt > now.Unix()
+}
+
+// errSignInClosed means the account a sign-in is for is closed (being
+// deleted): the caller is told the link is invalid.
+var errSignInClosed = errors.New("the account is closed")
 
 // errEmailTaken means a first sign-in met another that made the
 // address's account.
