@@ -8895,9 +8895,9 @@ extend type Member {
   newsletter: Boolean!
   """
   Whether the member is emailed when someone else replies to one of
-  their comments (once a held reply is approved). On when they join;
-  they turn it off with ` + "`" + `setReplyNotifications` + "`" + ` or the link of any such
-  email.
+  their comments (once a held reply is approved). Off when they join:
+  they opt in with ` + "`" + `setReplyNotifications` + "`" + `, and turn it off again with it
+  or with the link of any such email.
   """
   replyNotifications: Boolean!
 }

@@ -68,15 +68,15 @@ type memberItem struct {
 	Tier          string   `dynamodbav:"tier"`
 	Newsletters   []string `dynamodbav:"newsletters,stringset,omitempty"`
 	Newsletter    bool     `dynamodbav:"newsletter"`
-	// NoReplies is set when the member turned reply notifications off.
-	NoReplies  bool   `dynamodbav:"noReplyNotifications,omitempty"`
+	// Replies is set when the member turned reply notifications on.
+	Replies    bool   `dynamodbav:"replyNotifications,omitempty"`
 	CreatedAt  string `dynamodbav:"createdAt"`
 	LastSeenAt string `dynamodbav:"lastSeenAt"`
 }
 
 func (it *memberItem) member() *Member {
 	return &Member{AccountID: it.AccountID, Email: it.Email, EmailVerified: it.EmailVerified, Tier: MemberTier(it.Tier),
-		Newsletters: it.Newsletters, Newsletter: it.Newsletter, ReplyNotifications: !it.NoReplies, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
+		Newsletters: it.Newsletters, Newsletter: it.Newsletter, ReplyNotifications: it.Replies, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
 }
 
 // putMember adds to t the membership of the account acct, made now on a

@@ -22,8 +22,8 @@ import (
 // staff author's and an external identity's comments have no address
 // here. A reply held for moderation notifies when it is approved
 // (comment.approved), never while pending or once rejected. The
-// member's noReplyNotifications attribute, absent when they join,
-// turns the emails off. Request budgets:
+// emails are opt-in: the member's replyNotifications attribute, absent
+// when they join, turns them on. Request budgets:
 //
 //	SetReplyNotifications  1 UpdateItem
 //	ReplyMailID            none
@@ -35,9 +35,9 @@ func (s *Store) SetReplyNotifications(ctx context.Context, accountID string, on 
 	if validateReaderID(accountID) != nil {
 		return fmt.Errorf("member: %w", ErrNotFound)
 	}
-	upd := expression.Remove(expression.Name("noReplyNotifications"))
-	if !on {
-		upd = expression.Set(expression.Name("noReplyNotifications"), expression.Value(true))
+	upd := expression.Remove(expression.Name("replyNotifications"))
+	if on {
+		upd = expression.Set(expression.Name("replyNotifications"), expression.Value(true))
 	}
 	ok, err := s.db.UpdateIf(ctx, s.ks.Member(accountID), upd, dynamo.CondExists())
 	if err != nil {

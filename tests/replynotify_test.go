@@ -14,7 +14,9 @@ import (
 
 var repliesUnsubscribeLink = regexp.MustCompile(`http://127\.0\.0\.1:\d+/notifications/replies/unsubscribe\?token=[A-Za-z0-9_.%-]+`)
 
-// TestReplyNotificationsTellTheMemberOnce: Bob's reply to Ann's comment
+// TestReplyNotificationsTellTheMemberOnce: reply notifications are
+// opt-in (a reply to Bob, who never opted in, emails nobody); Bob's reply
+// to the comment of Ann, who opted in,
 // emails Ann, by SMTP, once (the event handled again sends nothing), with
 // both parts, a link to the reply and a working one-click unsubscribe
 // link; Ann replying in her own thread, and a reply to a staff author's
@@ -28,6 +30,7 @@ func TestReplyNotificationsTellTheMemberOnce(t *testing.T) {
 	ada := r.as("ada", auth.RoleAuthor)
 	ann := r.signInAs(t, "ann@example.com")
 	bob := r.signInAs(t, "bob@example.com")
+	optIn(t, r, ann.AccessToken)
 	post := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Threads", Slug: "threads", Body: ptr("Talk.")})).CreatePost.Post.Id
 	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: post, SendNewsletter: ptr(false)}))
 	r.awaitHandled(t, storage.EventPostPublished, post)
@@ -55,6 +58,9 @@ func TestReplyNotificationsTellTheMemberOnce(t *testing.T) {
 	}
 
 	anns := comment(ann.AccessToken, "", "First!")
+	r.deliverN(t, 0)
+	// Bob never opted in: a reply to his comment emails nobody.
+	comment(ann.AccessToken, comment(bob.AccessToken, "", "Mine."), "Yours, Bob.")
 	r.deliverN(t, 0)
 	reply := comment(bob.AccessToken, anns, "Second, <b>Ann</b>.")
 	emails := r.deliverN(t, 1)
@@ -136,6 +142,7 @@ func TestReplyNotificationsWaitForApproval(t *testing.T) {
 	ada := r.as("ada", auth.RoleAuthor)
 	ann := r.signInAs(t, "ann@example.com")
 	bob := r.signInAs(t, "bob@example.com")
+	optIn(t, r, ann.AccessToken)
 	post := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Held", Slug: "held"})).CreatePost.Post.Id
 	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: post, SendNewsletter: ptr(false)}))
 	postID := postIDOf(t, post)
@@ -176,4 +183,14 @@ func TestReplyNotificationsWaitForApproval(t *testing.T) {
 	ok[*RejectCommentResponse](t)(RejectComment(ctx, ada, RejectCommentInput{Id: rejected}))
 	r.awaitEvent(t, storage.EventCommentRejected, postID, rejectedID)
 	r.deliverN(t, 0)
+}
+
+// optIn turns on the reply notifications of the reader of token: they
+// are off when a member joins.
+func optIn(t *testing.T, r *newsletterRig, token string) {
+	t.Helper()
+	const set = `mutation { setReplyNotifications(input: {enabled: true}) { enabled } }`
+	if a := r.gql(t, token, set, nil, "", nil); a.code() != "" {
+		t.Fatalf("setReplyNotifications = %s", a.body)
+	}
 }
