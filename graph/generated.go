@@ -9171,20 +9171,21 @@ extend type Mutation {
 # --- Publication staff ---
 
 """
-A role in a publication's staff, from the most to the least trusted; each
-may what the roles after it may, and more (see docs/authentication.md).
+A role in a publication's staff. From the most to the least trusted:
+OWNER, ADMIN, EDITOR, AUTHOR, CONTRIBUTOR; each may what the roles after
+it may, and more (see docs/authentication.md).
 """
 enum PublicationRole {
-  "Manages the staff and the ownership: makes and removes owners. A publication keeps at least one."
-  OWNER
   "Manages the settings, webhooks, pages, categories, tags, members and the staff below owner."
   ADMIN
-  "Edits, publishes and deletes every post, and moderates every comment."
-  EDITOR
   "Writes, publishes and moderates their own posts."
   AUTHOR
   "Writes drafts of their own and publishes nothing."
   CONTRIBUTOR
+  "Edits, publishes and deletes every post, and moderates every comment."
+  EDITOR
+  "Manages the staff and the ownership: makes and removes owners. A publication keeps at least one."
+  OWNER
 }
 
 """
