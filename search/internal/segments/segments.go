@@ -38,19 +38,21 @@ import (
 // config makes a batch return before its segment is on disk: what a
 // crash loses is a suffix of the batches, so a caller that records its
 // progress in each batch (SetInternal in the same batch) finds it gone
-// back with them, and replays from there.
-var config = map[string]any{"unsafe_batch": true}
+// back with them, and replays from there. It is a new map for every
+// index: bleve writes into the map it is given (the path) and the index
+// keeps reading it, so indexes sharing one would race.
+func config() map[string]any { return map[string]any{"unsafe_batch": true} }
 
 // Create returns a new, empty scorch index with mapping m in dir ("" in
 // memory), or the error bleve gave.
 func Create(dir string, m mapping.IndexMapping) (bleve.Index, error) {
-	return bleve.NewUsing(dir, m, scorch.Name, scorch.Name, config)
+	return bleve.NewUsing(dir, m, scorch.Name, scorch.Name, config())
 }
 
 // OpenIndex opens the scorch index in dir, or returns the error bleve
 // gave.
 func OpenIndex(dir string) (bleve.Index, error) {
-	return bleve.OpenUsing(dir, config)
+	return bleve.OpenUsing(dir, config())
 }
 
 // Snapshot is an index as it was when opened: a list of segments that

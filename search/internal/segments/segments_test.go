@@ -121,3 +121,37 @@ func TestPostingsAreReadAsBitmaps(t *testing.T) {
 		})
 	}
 }
+
+// TestIndexesShareNoConfig makes an index while another is searched, as
+// two servers in one process do: bleve writes into the configuration
+// map it is given and each index reads its own, so one map shared by
+// both is a data race (the race detector fails this test then).
+func TestIndexesShareNoConfig(t *testing.T) {
+	m := bleve.NewIndexMapping()
+	a, err := Create("", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	if err := a.Index("d", map[string]any{"text": "common"}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			if _, err := a.Search(bleve.NewSearchRequest(bleve.NewTermQuery("common"))); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for range 20 {
+		b, err := Create(t.TempDir()+"/index", m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = b.Close()
+	}
+	<-done
+}
