@@ -226,7 +226,7 @@ func commentIDOf(t *testing.T, gid string) string {
 
 // fleetWorkers are the change feed's workers each server runs (feed.go),
 // whose leases a fleet holds.
-var fleetWorkers = []string{"schedule", "rerender", "webhooks", "counts", "pages", "newsletter"}
+var fleetWorkers = []string{"schedule", "rerender", "webhooks", "counts", "pages", "newsletter", "reply-notifications"}
 
 // allHeld reports whether the feed's work is all leased: the leases of
 // the fleetWorkers and of at least one shard exist, and every lease but
