@@ -99,6 +99,8 @@ type config struct {
 	feedContent       string
 	searchIndex       string
 	searchLanguage    string
+	// searchOpenIndexes is -search-open-indexes.
+	searchOpenIndexes int
 
 	// Readers' sign-in by email (signin.go); sesRegion, when set, sends
 	// by Amazon SES's API (at sesEndpoint, when set) instead of SMTP.
@@ -111,6 +113,9 @@ type config struct {
 	readerAccessTTL  time.Duration
 	readerSessionKey []byte
 	media            mediaConfig
+	// quota bounds each publication's posts and webhooks, unless a
+	// platform admin set its own limits.
+	quota storage.PublicationQuota
 	// The newsletter and the mail worker's rate (newsletter.go).
 	mailRate  int
 	publicURL string
@@ -281,8 +286,12 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
 	case c.media.maxBytes < 1 || c.media.maxPixels < 1:
 		return errors.New("media max bytes and max pixels: must be at least 1")
+	case c.media.workers < 0:
+		return errors.New("media workers: must be at least 0 (0: cores − 1, at least 1)")
 	case c.media.quotaBytes < 0 || c.media.quotaFiles < 0:
 		return errors.New("media quota bytes and files: must be at least 0 (0: no bound)")
+	case c.quota.Posts < 0 || c.quota.Webhooks < 0:
+		return errors.New("quota posts and webhooks: must be at least 0 (0: no bound)")
 	case c.eventRetention < time.Minute:
 		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
@@ -309,6 +318,8 @@ func (c *config) check(stray []string) error {
 		return errors.New("query cache bytes: must not be negative")
 	case c.apqWrites < 0:
 		return errors.New("persisted query writes: must not be negative")
+	case c.searchOpenIndexes < 1:
+		return fmt.Errorf("search open indexes %d: must be 1 or more", c.searchOpenIndexes)
 	case !slices.Contains(search.Languages, c.searchLanguage):
 		return fmt.Errorf("search language %q: must be one of %s", c.searchLanguage, strings.Join(search.Languages, ", "))
 	case c.paths.Post == "":

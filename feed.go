@@ -27,12 +27,19 @@ const embeddedFeedOwner = "embedded"
 // engine's stream while it is quiet.
 const embeddedReadGap = 25 * time.Millisecond
 
+// embeddedCheckpointEvery is the most often the embedded engine's shard
+// checkpoint moves past records without events (a webhook delivery's, a
+// comment count's): no other server takes the shard over, the write is
+// not billed, and the server goes idle, writing nothing, within a second
+// of its last write rather than a minute.
+const embeddedCheckpointEvery = time.Second
+
 // newFeed returns the server's part of the change feed on store's table
 // (package changefeed), to run until the server stops: every server of
 // the fleet runs one, and the leases in the table share the stream's
 // shards and the workers among them. Workers that follow the content are
 // added here, before it runs.
-func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, letters *newsletter.Service, tailStart func(context.Context) (int64, error), cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
+func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, pubs *publicationWorkers, tailStart func(context.Context) (int64, error), cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
 	streams, err := storage.NewStreamsClient(ctx, clientCfg)
 	if err != nil {
 		return nil, err
@@ -51,58 +58,31 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		// The engine's stream is in this process and has no limit on
 		// reads: a write reaches the log within tens of milliseconds.
 		opts.ReadGap, opts.PollEvery = embeddedReadGap, embeddedReadGap
+		opts.CheckpointEvery = embeddedCheckpointEvery
 	}
 	feed := changefeed.New(store, streams, opts)
-	// One server at a time sweeps the schedule: a scheduled post goes
-	// live, with its post.published, within about a second of its time.
-	feed.AddWorker(changefeed.Worker{Name: "schedule", Every: time.Second, Tick: func(ctx context.Context) error {
-		_, err := store.GoLive(ctx)
-		return err
-	}})
+	// One server at a time sweeps the schedule of every publication: a
+	// scheduled post goes live, with its post.published, within about a
+	// second of its time (platformworkers.go).
+	feed.AddWorker(changefeed.Worker{Name: "schedule", Every: time.Second, Tick: scheduleTick(store, logger)})
 	// One server at a time renders again the bodies another renderer
-	// rendered; once done, a tick is one GetItem.
+	// rendered, the default publication's and then, a directory page a
+	// tick, every other's; once done, a tick is one GetItem.
 	feed.AddWorker(changefeed.Worker{Name: "rerender", Every: rerenderEvery, Tick: func(ctx context.Context) error {
 		r, err := store.Rerender(ctx)
-		if r.Rendered > 0 || r.Done {
-			logger.Info("bodies rendered again", "rendered", r.Rendered, "stale", r.Stale, "done", r.Done, "render_version", store.RenderVersion())
+		if r.Rendered > 0 || r.Done || r.WalkDone {
+			logger.Info("bodies rendered again", "rendered", r.Rendered, "stale", r.Stale, "done", r.Done, "walk_done", r.WalkDone, "render_version", store.RenderVersion())
 		}
 		return err
 	}})
-	// One server at a time delivers to webhooks: what the log brings,
-	// and every second the retries that are due.
-	// Its checkpoint stays before the events whose first attempts are
-	// still queued, so none waits for its claim to lapse after a crash.
-	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: ours(store, hooks.HandleEvents), Tick: hooks.RetryDue, Every: time.Second, Hold: hooks.Hold})
-	// One server at a time copies the comment counts onto the posts'
-	// summaries: after a post's comment or post events, at most once a
-	// second a post (storage/countsync.go).
-	// A sync that fails is logged as the worker's tick and tried again
-	// a second later.
-	counts := store.NewCountSync()
-	feed.AddWorker(changefeed.Worker{Name: "counts", Events: ours(store, counts.Events), Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
-	// One server at a time keeps the page indexes of numbered pages:
-	// after a post's events, at most once a second a list
-	// (storage/pagesync.go).
-	pages := store.NewPageSync()
-	feed.AddWorker(changefeed.Worker{Name: "pages", Events: ours(store, pages.Events), Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
-	// One server at a time sends a post first published to the members
-	// who get the newsletter, into the mail outbox (package newsletter).
-	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: ours(store, letters.HandleEvents)})
-	// One server at a time emails a member when a reply to their comment
-	// is published (package newsletter's replies.go).
-	feed.AddWorker(changefeed.Worker{Name: "reply-notifications", Events: ours(store, letters.HandleReplyEvents)})
+	// One server at a time runs each of the workers that follow every
+	// publication's content: "webhooks", "counts", "pages", "newsletter"
+	// and "reply-notifications" (pubworkers.go).
+	for _, w := range pubs.workers() {
+		feed.AddWorker(w)
+	}
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
-}
-
-// ours returns a worker's Events that takes the events of store's
-// publication only: the workers follow the default publication, and the
-// log carries every publication's events. (The hub and the search index
-// take every event, as they need every position, and skip the others'.)
-func ours(store *storage.Store, fn func(context.Context, []storage.LoggedEvent) error) func(context.Context, []storage.LoggedEvent) error {
-	return func(ctx context.Context, events []storage.LoggedEvent) error {
-		return fn(ctx, store.OursOnly(events))
-	}
 }
 
 // rerenderEvery is how often the "rerender" worker looks at the renderer
@@ -118,6 +98,8 @@ type workers struct {
 	feed     *changefeed.Feed
 	answers  *gqlhttp.AnswerCache // nil: none kept
 	searcher *search.Service
+	// pubSearch is the other publications' search indexes.
+	pubSearch *search.Publications
 	// views counts the posts' views and flushes them (package views).
 	views *views.Counter
 }
@@ -128,14 +110,15 @@ type workers struct {
 // They start with start.
 func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, letters *newsletter.Service, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
 	w := &workers{views: views.New(store, views.Options{ClientIPHeader: cfg.viewsClientHeader, Observe: tel.ViewObserver(), Logger: logger})}
-	// One webhooks service serves the GraphQL webhook mutations and is
-	// the change feed's "webhooks" worker.
-	w.hooks = webhooks.New(store, cfg.webhookOptions(logger))
+	// The default publication's webhooks service serves its GraphQL
+	// webhook mutations and is its part of the "webhooks" worker.
+	pubs := newPublicationWorkers(store, cfg, letters, logger)
+	w.hooks = pubs.defaultHooks
 	// Subscriptions get the events this server reads from the log, and
 	// replay from the last of them, which the hub loads before the
 	// feed's tail starts after them.
 	w.hub = live.NewHub(live.StoreLog(store), live.Options{Window: cfg.liveWindow})
-	feed, err := newFeed(ctx, clientCfg, store, w.hooks, letters, w.hub.Load, cfg, logger)
+	feed, err := newFeed(ctx, clientCfg, store, pubs, w.hub.Load, cfg, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -155,8 +138,14 @@ func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig
 		return nil, err
 	}
 	feed.Subscribe(w.searcher.Events)
-	// The site settings this server holds are dropped when they change.
-	feed.Subscribe(func(events []storage.LoggedEvent) { store.ForgetSite(store.OursOnly(events)) })
+	if w.pubSearch, err = newPublicationsSearch(store, cfg, w.searcher.Dir(), searchChanged, logger); err != nil {
+		return nil, err
+	}
+	feed.Subscribe(w.pubSearch.Events)
+	// The site settings and the staff's roles this server holds of every
+	// publication are dropped when they change.
+	feed.Subscribe(func(events []storage.LoggedEvent) { store.ForgetSite(events) })
+	feed.Subscribe(func(events []storage.LoggedEvent) { store.ForgetStaff(events) })
 	if w.answers != nil {
 		feed.Subscribe(graph.InvalidateAnswers(w.answers))
 	}
@@ -174,7 +163,7 @@ func (w *workers) start(ctx context.Context) (fed, indexed <-chan struct{}) {
 	}()
 	go func() {
 		defer close(i)
-		w.searcher.Run(ctx)
+		w.runSearch(ctx)
 	}()
 	return f, i
 }

@@ -42,6 +42,9 @@ type mediaConfig struct {
 	maxBytes  int64
 	maxPixels int64
 	avif      bool
+	// workers bounds the renditions made at once; 0: cores − 1, at
+	// least 1.
+	workers int
 	// quotaBytes and quotaFiles bound each publication's library.
 	quotaBytes int64
 	quotaFiles int64
@@ -52,6 +55,11 @@ type mediaConfig struct {
 type mediaLibrary struct {
 	service  *media.Service
 	embedded *media.Embedded
+	// bucket, bucketConfig and options are those of service, which the
+	// libraries of the other publications start from (pubsite.go).
+	bucket       *media.Bucket
+	bucketConfig media.BucketConfig
+	options      media.Options
 }
 
 // openMedia opens the media library cfg describes for a server that
@@ -91,10 +99,12 @@ func (a *api) openMedia(ctx context.Context, cfg *config, addr net.Addr, logger 
 		lib.close()
 		return fmt.Errorf("media library: %w", err)
 	}
-	lib.service = media.New(a.store, bucket, media.Options{
-		MaxBytes: mc.maxBytes, MaxPixels: mc.maxPixels, AVIF: mc.avif, BaseURL: base, Logger: logger,
+	lib.bucket, lib.bucketConfig = bucket, bc
+	lib.options = media.Options{
+		MaxBytes: mc.maxBytes, MaxPixels: mc.maxPixels, AVIF: mc.avif, Concurrency: mc.workers, BaseURL: base, Logger: logger,
 		Quota: storage.MediaQuota{Bytes: mc.quotaBytes, Files: mc.quotaFiles},
-	})
+	}
+	lib.service = media.New(a.store, bucket, lib.options)
 	go lib.service.RunSweeps(ctx, sweepInterval)
 	if lib.embedded != nil {
 		logger.Info("media library in the embedded S3 store; -media-bucket names an S3 bucket", "uploads", base+embeddedS3Path+"/")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -74,5 +75,60 @@ func TestMediaRecountCommand(t *testing.T) {
 	}
 	if err := runMedia(context.Background(), []string{"resize"}, env, &out); err == nil {
 		t.Error("an unknown subcommand was run")
+	}
+}
+
+// TestMediaRecountCommandOfOnePublication: "blog media recount
+// -publication" recounts only the publication it names, by slug or id
+// (the default one by its id), and refuses one no publication has;
+// without it every publication is recounted.
+func TestMediaRecountCommandOfOnePublication(t *testing.T) {
+	dir := t.TempDir()
+	var beta string
+	withTable(t, dir, func(ctx context.Context, client *dynamodb.Client) {
+		store := storage.New(client, "blog")
+		if err := store.CreateTable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p, err := store.CreatePublication(ctx, storage.NewPublication{Slug: "beta", Title: "Beta"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		beta = p.ID
+	})
+	env := func(string) string { return "" }
+	recount := func(args ...string) ([]string, error) {
+		var out bytes.Buffer
+		err := runMedia(context.Background(), append([]string{"recount", "-data", dir}, args...), env, &out)
+		var pubs []string
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if pub, _, ok := strings.Cut(strings.TrimPrefix(line, "publication "), ":"); ok {
+				pubs = append(pubs, strings.Trim(pub, `"`))
+			}
+		}
+		return pubs, err
+	}
+	for _, c := range []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"every publication", nil, []string{"default", beta}},
+		{"by slug", []string{"-publication", "beta"}, []string{beta}},
+		{"by id", []string{"-publication=" + beta}, []string{beta}},
+		{"the default one", []string{"--publication", "default"}, []string{"default"}},
+	} {
+		got, err := recount(c.args...)
+		if err != nil || !slices.Equal(got, c.want) {
+			t.Errorf("%s: recounted %v (%v), want %v", c.name, got, err, c.want)
+		}
+	}
+	for _, args := range [][]string{{"-publication", "nowhere"}, {"-publication"}, {"-publication", "beta", "-publication", "default"}} {
+		if got, err := recount(args...); err == nil || len(got) > 0 {
+			t.Errorf("%v: recounted %v (%v), want an error and nothing recounted", args, got, err)
+		}
 	}
 }

@@ -43,7 +43,17 @@ func newNewsletter(ctx context.Context, cfg *config, store *storage.Store, mail 
 	if err != nil {
 		return nil, fmt.Errorf("newsletter key: %w", err)
 	}
-	site := func(ctx context.Context, p *storage.Post) (string, string, error) {
+	// The handler sets -site-url in development before the feed runs.
+	site := newsletterSite(cfg, store, func() (string, string) { return cfg.siteTitle, cfg.siteURL })
+	base := func() string { return or(cfg.publicURL, cfg.siteURL) }
+	return newsletter.New(store, newsletter.Options{Key: key, Site: site, UnsubscribeBase: base, Enqueued: mail.Wake, Logger: logger}), nil
+}
+
+// newsletterSite returns the newsletter's Site of store's publication:
+// the title and post links of its settings, else those of defaults
+// (its title and site URL).
+func newsletterSite(cfg *config, store *storage.Store, defaults func() (title, url string)) func(context.Context, *storage.Post) (string, string, error) {
+	return func(ctx context.Context, p *storage.Post) (string, string, error) {
 		s, err := store.Site(ctx)
 		if err != nil {
 			return "", "", err
@@ -52,12 +62,10 @@ func newNewsletter(ctx context.Context, cfg *config, store *storage.Store, mail 
 		if s.PostPath != "" {
 			paths.Post = s.PostPath
 		}
-		base := strings.TrimSuffix(or(s.URL, cfg.siteURL), "/")
-		return or(s.Title, cfg.siteTitle), base + paths.PostPath(p.Slug, p.PublishedAt), nil
+		title, url := defaults()
+		base := strings.TrimSuffix(or(s.URL, url), "/")
+		return or(s.Title, title), base + paths.PostPath(p.Slug, p.PublishedAt), nil
 	}
-	// The handler sets -site-url in development before the feed runs.
-	base := func() string { return or(cfg.publicURL, cfg.siteURL) }
-	return newsletter.New(store, newsletter.Options{Key: key, Site: site, UnsubscribeBase: base, Enqueued: mail.Wake, Logger: logger}), nil
 }
 
 func or(v, def string) string {

@@ -243,8 +243,13 @@ func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger
 	}
 	// This server's renderer becomes the table's: the "rerender" worker
 	// renders again what another rendered (storage/rerender.go). A new
-	// table has nothing another rendered.
-	if claimed, err := store.ClaimRenderer(ctx); err != nil {
+	// table has nothing another rendered. The embedded engine's server is
+	// its table's only writer, whose re-render need not settle.
+	claim := store.ClaimRenderer
+	if cfg.backend() == backendEmbedded {
+		claim = store.ClaimRendererAlone
+	}
+	if claimed, err := claim(ctx); err != nil {
 		return nil, err
 	} else if claimed && !fresh {
 		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
@@ -262,12 +267,13 @@ func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger
 }
 
 // storeOptions returns the options of the store cfg asks for: how it
-// renders and which links it accepts. The configured site and media URLs
+// renders, which links it accepts and the publications' default quotas. The configured site and media URLs
 // only: the embedded engine's default (this server's address) would make
 // every new port a new renderer.
 func storeOptions(cfg *config) []storage.Option {
 	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
-		storage.WithHighlight(cfg.highlightCode), storage.WithLibraryImages(media.BodyImages(cfg.media.url))}
+		storage.WithHighlight(cfg.highlightCode), storage.WithLibraryImages(media.BodyImages(cfg.media.url)),
+		storage.WithPublicationQuota(cfg.quota)}
 	if cfg.privateURLs {
 		opts = append(opts, storage.WithPrivateHosts())
 	}
@@ -516,7 +522,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		w.WriteHeader(http.StatusNoContent)
 	})))
 	// The members' CSV export, for admins (graph/members.go).
-	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
+	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, "", a.verifier, logger)))
 	// The unsubscribe links of the newsletter and of reply
 	// notifications, GET and RFC 8058's one-click POST, without signing
 	// in (package newsletter).
@@ -526,7 +532,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		mux.Handle("GET "+newsletter.RepliesUnsubscribePath, a.letters.UnsubscribeReplies())
 		mux.Handle("POST "+newsletter.RepliesUnsubscribePath, a.letters.UnsubscribeReplies())
 	}
-	mux.Handle("GET "+graph.ExportPath, httpguard.WithCORS(cors, graph.ExportMyData(store, a.verifier, logger)))
+	mux.Handle("GET "+graph.ExportPath, httpguard.WithCORS(cors, graph.ExportMyData(store, "", a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {

@@ -367,6 +367,12 @@ func between(s, from, to string) string {
 }
 
 // logLines collects the server's JSON log and reports the endpoint URL it
+// startWithin bounds a server's start in startServer: a guard against a
+// start that hangs, long enough for a busy machine, where a start on
+// DynamoDB Local under the race detector seeds the demo platform (two
+// publications, a few hundred requests) beside other packages' tests.
+const startWithin = 3 * time.Minute
+
 // startServer runs the server as main does, with the embedded engine (in
 // memory unless env has DATA_DIR), args
 // and the variables in env (and the process's OTEL_ ones), and returns its
@@ -387,6 +393,12 @@ func startServer(t testing.TB, args []string, env map[string]string) (string, *l
 		return ":memory:" // TestRestartKeepsTheBlog has a data directory
 
 	}
+	if _, ok := env["REQUEST_TIMEOUT"]; !ok {
+		// The longest request timeout the server takes, not its 10 s: a
+		// write on DynamoDB Local beside the race detector on a loaded
+		// machine can pass 10 s. A test's own -request-timeout, later, wins.
+		args = append([]string{"-request-timeout", "29s"}, args...)
+	}
 	go func() { done <- run(ctx, args, getenv, logs) }()
 
 	var base string
@@ -396,9 +408,9 @@ func startServer(t testing.TB, args []string, env map[string]string) (string, *l
 	case err := <-done:
 		cancel()
 		t.Fatalf("run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
+	case <-time.After(startWithin):
 		cancel()
-		t.Fatal("no endpoint logged within 30s")
+		t.Fatalf("no endpoint logged within %v", startWithin)
 	}
 	var once sync.Once
 	return base, logs, func() {

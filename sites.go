@@ -23,7 +23,8 @@ import (
 // publication's hosts are served by the server's routes as a server of
 // one blog serves them; a host another publication claims is served that
 // publication's site (publicationSite); any other host gets 404, but for
-// /healthz and /readyz, which answer on every host.
+// /healthz and /readyz, which answer on every host. The router holds what
+// it looked up until the change feed says it changed (routing.Forget).
 
 // routed returns the server's endpoints: site, the default publication's,
 // behind the router of the publications' hosts.
@@ -55,6 +56,9 @@ func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, share
 		Observe:              a.tel.PublicationObserver(cfg.platform.metricsPublications),
 		Logger:               logger,
 	})
+	// The hosts and handlers it holds are dropped by the change feed's
+	// publication.updated of a write that changes what a host resolves to.
+	a.workers.feed.Subscribe(router.Forget)
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", site)
 	mux.Handle("GET /readyz", site)
@@ -82,13 +86,16 @@ func defaultHosts(cfg *config) []string {
 // (storage.Store.In), the theme of highlighted code and the playground
 // (without a token). Its GraphQL
 // answers share the server's answer cache under the publication's scope,
-// so no answer of one publication is served for another. What still
-// follows the default publication only is not served on its hosts:
-// search (INDEX_BUILDING), subscriptions, the media library
-// (UNAVAILABLE), views, readers' sign-in, the members' and readers'
-// exports and the newsletter's unsubscribe link (404).
+// so no answer of one publication is served for another. Its search is
+// its own index (search.Publications, opened on demand), its
+// subscriptions the server's hub's events of the publication only. Its
+// readers and media are its own (pubsite.go): its media library with its
+// renditions and uploads, its views (the server's counter, flushing into
+// it), its readers' sign-in (links to its hosts; a session made there is
+// refused elsewhere) and members, the members' and readers' exports and
+// the newsletter's unsubscribe links.
 func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) (http.Handler, error) {
-	pub, err := a.store.GetPublication(ctx, id)
+	pub, err := a.store.CurrentPublication(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -99,10 +106,14 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	siteURL := publicationURL(cfg.siteURL, pub)
 	opts := a.graphQLOptions(cfg, cors, budget, logger)
 	opts.HTTP.AnswerScope = id
-	opts.Live = graph.LiveOptions{PerConnection: cfg.subsPerConn}
+	opts.Live = graph.LiveOptions{Hub: a.workers.hub, PerConnection: cfg.subsPerConn}
 	opts.Webhooks = webhooks.New(store, cfg.webhookOptions(logger))
-	opts.Search, opts.Media, opts.Views = nil, nil, nil
-	opts.SignIn = graph.SignInOptions{}
+	readers, err := a.publicationReaders(ctx, cfg, pub, store)
+	if err != nil {
+		return nil, err
+	}
+	opts.Search = a.workers.pubSearch.For(id)
+	opts.Media, opts.Views, opts.SignIn = readers.media, readers.views, readers.signIn
 	opts.Site = graph.SiteDefaults{Title: pub.Title, URL: siteURL, Paths: cfg.paths}
 	opts.PublicationSlug = pub.Slug
 	mux := http.NewServeMux()
@@ -114,6 +125,7 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 		return nil, fmt.Errorf("feeds of publication %q: %w", id, err)
 	}
 	feeds.Register(mux)
+	readers.register(mux, store, pub.Slug, cors, a.verifier, logger)
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
 		// Without the default publication's development token.

@@ -81,14 +81,39 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "moved", m.Moved, "duration", time.Since(start).Round(time.Millisecond))
 	}
 	// Posts with a locale written before its lists by category, tag and
-	// author existed get their copies there, in every publication; a
-	// table done costs a Query and a GetItem a publication.
+	// author existed get their copies there, and pages with a locale
+	// written before the lists of pages by locale theirs, in every
+	// publication; a table done costs a Query and two GetItems a
+	// publication.
 	lc, err := store.MigrateAllLocaleCopies(ctx)
 	if err != nil {
 		return false, fmt.Errorf("write the locale copies of older posts: %w; start the server again to go on", err)
 	}
 	if lc.Posts > 0 {
 		logger.Info("posts with a locale got their copies in its lists", "posts", lc.Posts, "copies", lc.Copies)
+	}
+	if lc.Pages > 0 {
+		logger.Info("pages with a locale got their copies in its list", "pages", lc.Pages)
+	}
+	// Comments, reactions and memberships written before readers' trails
+	// existed get their entries, so deleting an account finds them; a
+	// table done costs a Query and a GetItem a publication.
+	tr, err := store.MigrateAllTrails(ctx)
+	if err != nil {
+		return false, fmt.Errorf("write the trail entries of older comments, reactions and memberships: %w; start the server again to go on", err)
+	}
+	if tr.Entries > 0 {
+		logger.Info("readers' older comments, reactions and memberships got their trail entries", "entries", tr.Entries)
+	}
+	// Staff roles granted before roles had their trail entries get them,
+	// so deleting an account takes its roles away; a table done costs a
+	// Query and a GetItem a publication.
+	st, err := store.MigrateAllStaffTrails(ctx)
+	if err != nil {
+		return false, fmt.Errorf("write the trail entries of older staff roles: %w; start the server again to go on", err)
+	}
+	if st.Entries > 0 {
+		logger.Info("older staff roles got their trail entries", "entries", st.Entries)
 	}
 	if len(m.Unrendered) > 0 {
 		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",

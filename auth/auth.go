@@ -57,6 +57,11 @@ type Actor struct {
 	// Session is the id of the reader session a token of the reader key
 	// was issued for (its sid claim); empty for any other token.
 	Session string
+	// SessionPublication is the publication a reader session's token
+	// was issued on (its pub claim), empty for a token of no session or
+	// issued before sessions named one; such a token is refused on any
+	// other publication.
+	SessionPublication string
 	// Publication is the publication a staff token is bound to (its pub
 	// claim, an id or a slug), empty for a token valid on any; PubRole
 	// is the actor's role there once read from its staff (InPublication).

@@ -25,7 +25,9 @@ type Claims struct {
 	SessionID string `json:"sid,omitempty"`
 	// Publication binds a staff token to one publication (its id or
 	// slug): the token's subject is an account of that publication's
-	// staff, and the token is refused on any other.
+	// staff, and the token is refused on any other. A reader session's
+	// access token names the publication it was issued on (its id), and
+	// is refused on any other too.
 	Publication string `json:"pub,omitempty"`
 }
 

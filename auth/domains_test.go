@@ -71,6 +71,12 @@ func TestReaderKeysSignReadersOnly(t *testing.T) {
 	if a, err := v.Verify(ctx, sign(t, secret, bound)); err != nil || a.Publication != "mag" {
 		t.Errorf("a staff-key token bound to a publication = %+v, %v, want it bound to mag", a, err)
 	}
+	// A reader session's token names the publication it was made on,
+	// which never binds it as staff.
+	bound.SessionID = "s1"
+	if a, err := v.Verify(ctx, sign(t, readerSecret, bound)); err != nil || a.Publication != "" || a.SessionPublication != "mag" || a.Session != "s1" {
+		t.Errorf("a reader session's token of a publication = %+v, %v, want the session of mag, bound as staff to none", a, err)
+	}
 	expired := claims("x", RoleReader)
 	expired.IssuedAt, expired.ExpiresAt = jwt.NewNumericDate(now.Add(-2*time.Hour)), jwt.NewNumericDate(now.Add(-time.Hour))
 	if _, err := v.Verify(ctx, sign(t, readerSecret, expired)); err == nil || !strings.Contains(err.Error(), "expired") {

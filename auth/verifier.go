@@ -262,13 +262,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 			}
 		}
 	}
-	if verified.readers && c.Publication != "" {
-		return Actor{}, fmt.Errorf("%w: the token is signed with a reader key, which signs reader sessions only, yet is bound to a publication", ErrUnauthenticated)
+	if verified.readers && c.Publication != "" && c.SessionID == "" {
+		return Actor{}, fmt.Errorf("%w: the token is signed with a reader key, which signs reader sessions only, yet is bound to a publication without a session", ErrUnauthenticated)
 	}
 	a := Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture, Publication: c.Publication}
 	if verified.readers {
-		// Only the reader key signs the server's reader sessions.
-		a.Session = c.SessionID
+		// Only the reader key signs the server's reader sessions; the
+		// publication a session was made on never binds a staff role.
+		a.Session, a.SessionPublication, a.Publication = c.SessionID, c.Publication, ""
 	}
 	if c.ExpiresAt != nil {
 		a.Expires = c.ExpiresAt.Time

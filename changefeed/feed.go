@@ -21,7 +21,8 @@
 // its table, writes no heartbeat at all.
 //
 // An idle shard costs reads only: the checkpoint moves with the events
-// it logs; past records without events, at most once a CheckpointEvery;
+// it logs; past records without events, at most once a CheckpointEvery
+// (Options.CheckpointEvery);
 // past the feed's own writes (leases, heartbeats, the event log), never,
 // since each such move would be a write that comes back on the stream.
 //
@@ -62,9 +63,9 @@ const (
 	DefaultReadGap   = 200 * time.Millisecond
 	DefaultTailEvery = 500 * time.Millisecond
 	// CheckpointEvery is the most often a shard's checkpoint moves past
-	// records without events: it stays near what was read, so a server
-	// that takes the shard over reads little again, and writes at most
-	// once a minute a shard for it.
+	// records without events, unless Options say otherwise: it stays
+	// near what was read, so a server that takes the shard over reads
+	// little again, and writes at most once a minute a shard for it.
 	CheckpointEvery = time.Minute
 )
 
@@ -96,6 +97,11 @@ type Options struct {
 	// (DefaultReadGap). Only a stream without DynamoDB Streams' limits,
 	// the embedded engine's, may be read more often.
 	ReadGap time.Duration
+	// CheckpointEvery is the most often a shard's checkpoint moves past
+	// records without events (default CheckpointEvery). A server goes
+	// idle, writing nothing, once its checkpoint has moved past the last
+	// such record: within CheckpointEvery of the last write.
+	CheckpointEvery time.Duration
 	// Logger gets the feed's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// NoShards makes this server read no shard of the stream: something
@@ -176,6 +182,9 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = feedstore.DefaultEventRetention
+	}
+	if opts.CheckpointEvery <= 0 {
+		opts.CheckpointEvery = CheckpointEvery
 	}
 	f := &Feed{store: store, streams: streams, opts: opts, paths: frontend.DefaultPaths,
 		log: opts.Logger, subs: map[int]func([]storage.LoggedEvent){}}

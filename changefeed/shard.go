@@ -24,7 +24,7 @@ const recordsLimit = 1000
 // checkpoint, until the shard ends (it is marked finished and its lease
 // released), the lease is lost (feedstore.ErrLeaseLost) or ctx ends. The
 // checkpoint moves with events, and past records without events at most
-// once a CheckpointEvery; the feed's own records (feedstore.OwnRecord)
+// once a Options.CheckpointEvery; the feed's own records (feedstore.OwnRecord)
 // never move it.
 func (f *Feed) readShard(ctx context.Context, arn, id string, l feedstore.Lease) error {
 	checkpoint := l.Checkpoint
@@ -73,7 +73,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l feedstore.Lease)
 		if len(batch) > 0 {
 			behind = batch[len(batch)-1].Sequence
 		}
-		if !finished && !hasEvents(batch) && (behind == "" || time.Since(moved) < CheckpointEvery) {
+		if !finished && !hasEvents(batch) && (behind == "" || time.Since(moved) < f.opts.CheckpointEvery) {
 			batch = nil // nothing to log: the checkpoint waits
 		} else if len(batch) == 0 && behind != "" {
 			batch = []storage.RecordEvents{{Sequence: behind}}

@@ -18,10 +18,12 @@ import (
 // reads the category and, when its posts are selected, starts their Query
 // in the same moment; author(id) does the same with the author's posts;
 // the feed reads the blog's counts with its shards. A post's comments are
-// not read ahead: the post may be one the reader may not see (a draft, a
-// scheduled post), and a read of its comments, waited for before the
-// answer, would make that answer slower than the one for a post that does
-// not exist; they are read once the post is known to be visible. The child resolver then takes the result instead of
+// read ahead only when the post is known to be public before it is read
+// (post(slug), from its slug's reservation: commentsAhead): the post may
+// be one the reader may not see (a draft, a scheduled post), and a read
+// of its comments, waited for before the answer, would make that answer
+// slower and dearer than the one for a post that does not exist; they are
+// read once the post is known to be visible. The child resolver then takes the result instead of
 // reading it again, but only for exactly the list it would read itself
 // (the same key, page and period, from its own arguments): a guess that
 // differs costs a read and never changes an answer. Errors come out of

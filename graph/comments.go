@@ -160,6 +160,26 @@ func (r *Resolver) postShownAfterWrite(ctx context.Context, id string) bool {
 	return err == nil && r.sees(ctx, p)
 }
 
+// commentsKey names the read of a page of a post's comments.
+func commentsKey(postID string, p storage.PageArgs) string {
+	return listKey("comments:"+postID, p, storage.Period{})
+}
+
+// commentsAhead starts the read of the comments of the post with id, when
+// the post field being resolved selects them, beside the read of the
+// post. Only for a post its slug's reservation says is public: a hidden
+// post's comments are never read, so that its answer costs the requests
+// and read units of a missing post's (storage.PostSlug.PublicAt). When
+// the post turns out hidden after all (it changed between the two reads),
+// the comments are dropped unseen.
+func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
+	listAhead(ctx, "Post", "comments",
+		func(p storage.PageArgs, _ storage.Period) string { return commentsKey(postID, p) },
+		func(ctx context.Context, p storage.PageArgs, _ storage.Period) (*storage.Result[*storage.Comment], error) {
+			return r.store.Comments(ctx, postID, p)
+		})
+}
+
 // primeComments loads who wrote a page of comments, and the first
 // replies each carries, in one BatchGetItem (one more for each 100
 // commenters past the first 100), when the page's selection shows them.

@@ -89,9 +89,9 @@ func withComplexity(c *ComplexityRoot) {
 	c.Query.PostPage = func(child int, _, _, _ *string, _ int, size *int, _ *string) int {
 		return numberedComplexity(child, size)
 	}
-	c.Category.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
-	c.Tag.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
-	c.Author.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Category.PostPage = func(child int, _ int, size *int, _ *string) int { return numberedComplexity(child, size) }
+	c.Tag.PostPage = func(child int, _ int, size *int, _ *string) int { return numberedComplexity(child, size) }
+	c.Author.PostPage = func(child int, _ int, size *int, _ *string) int { return numberedComplexity(child, size) }
 	c.Series.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Post.Comments = listComplexity
 	c.Post.Previous = adjacentComplexity
@@ -99,7 +99,7 @@ func withComplexity(c *ComplexityRoot) {
 	c.Post.PreviousInCategory = adjacentInComplexity
 	c.Post.NextInCategory = adjacentInComplexity
 	c.Query.ModerationQueue = listComplexity
-	c.Query.Pages = func(child int, first *int, _ *string, last *int, _ *string, _ *bool) int {
+	c.Query.Pages = func(child int, first *int, _ *string, last *int, _ *string, _ *bool, _ *string) int {
 		return connectionComplexity(child, first, last)
 	}
 	c.Comment.ReplyConnection = replyComplexity

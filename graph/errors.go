@@ -33,8 +33,9 @@ const (
 	CodeForbidden       = "FORBIDDEN"
 	CodeRateLimited     = "RATE_LIMITED"
 
-	// CodeQuotaExceeded is an upload that would take the media library
-	// past its quota; extensions say which limit, the usage and the limit.
+	// CodeQuotaExceeded is a write that would take the publication past a
+	// quota (its media library's, its posts', its webhooks'); extensions
+	// say which limit, the usage and the limit.
 	CodeQuotaExceeded = "QUOTA_EXCEEDED"
 
 	// CodeSlowQuery is a search that would take too long (a wildcard, a
@@ -67,11 +68,12 @@ var errorCodes = []struct {
 	{storage.ErrMediaInUse, CodeConflict, mediaUses},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
-	{storage.ErrLastOwner, CodeConflict, reason("LAST_OWNER")},
+	{storage.ErrLastOwner, CodeConflict, lastOwner},
 	{storage.ErrSignInInvalid, CodeBadUserInput, reason("INVALID_SIGN_IN")},
 	{storage.ErrSignInLimited, CodeRateLimited, signInLimit},
 	{storage.ErrRefreshReused, CodeUnauthenticated, reason("REFRESH_TOKEN_REUSED")},
 	{storage.ErrSessionInvalid, CodeUnauthenticated, reason("INVALID_REFRESH_TOKEN")},
+	{storage.ErrSessionElsewhere, CodeForbidden, reason("OTHER_PUBLICATION")},
 	{storage.ErrAccountClosed, CodeUnauthenticated, reason("ACCOUNT_CLOSED")},
 	{search.ErrSlowQuery, CodeSlowQuery, nil},
 	{search.ErrBuilding, CodeIndexBuilding, nil},
@@ -137,6 +139,9 @@ func publicMessage(err, target error) string {
 	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
 		return ue.Error()
 	}
+	if lo, ok := errors.AsType[*storage.LastOwnerError](err); ok {
+		return lo.Error()
+	}
 	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
 		// gqlgen wrapped the resolver's error with where it happened;
 		// its Error() would begin with that ("input:1:10: ..."), which the
@@ -148,7 +153,7 @@ func publicMessage(err, target error) string {
 	}
 	switch target {
 	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
-		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrRefreshReused, storage.ErrAccountClosed:
+		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrSessionElsewhere, storage.ErrRefreshReused, storage.ErrAccountClosed:
 		return target.Error()
 	}
 	return err.Error()
@@ -183,8 +188,9 @@ func signInLimit(err error, ext map[string]any) {
 	}
 }
 
-// quotaDetails says which limit of the media library's quota refused an
-// upload (BYTES or FILES), what the library holds of it and its limit.
+// quotaDetails says which quota refused a write (BYTES or FILES of the
+// media library, POSTS or WEBHOOKS of the publication), what the
+// publication holds of it and its limit.
 func quotaDetails(err error, ext map[string]any) {
 	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
 		ext["limit"], ext["usage"], ext["max"] = strings.ToUpper(qe.Limit), qe.Usage, qe.Max
@@ -210,6 +216,15 @@ func mediaUses(err error, ext map[string]any) {
 			uses[i] = use
 		}
 		ext["usedBy"] = uses
+	}
+}
+
+// lastOwner says LAST_OWNER and, for an account's deletion, the
+// publications it is the last owner of.
+func lastOwner(err error, ext map[string]any) {
+	ext["reason"] = "LAST_OWNER"
+	if lo, ok := errors.AsType[*storage.LastOwnerError](err); ok {
+		ext["publications"] = lo.Publications
 	}
 }
 

@@ -106,7 +106,7 @@ type ComplexityRoot struct {
 		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
-		PostPage  func(childComplexity int, number int, size *int) int
+		PostPage  func(childComplexity int, number int, size *int, locale *string) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Social    func(childComplexity int) int
@@ -133,7 +133,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
-		PostPage    func(childComplexity int, number int, size *int) int
+		PostPage    func(childComplexity int, number int, size *int, locale *string) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
@@ -428,6 +428,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret         func(childComplexity int, input model.RotateWebhookSecretInput) int
 		SetNewsletterSubscription   func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
 		SetPostFeatured             func(childComplexity int, input model.SetPostFeaturedInput) int
+		SetPublicationLimits        func(childComplexity int, input model.SetPublicationLimitsInput) int
 		SetReplyNotifications       func(childComplexity int, input model.SetReplyNotificationsInput) int
 		SignOut                     func(childComplexity int, input *model.SignOutInput) int
 		UnlinkPageTranslation       func(childComplexity int, input model.UnlinkPageTranslationInput) int
@@ -600,9 +601,11 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Hosts     func(childComplexity int) int
 		ID        func(childComplexity int) int
+		Locales   func(childComplexity int) int
 		Slug      func(childComplexity int) int
 		Status    func(childComplexity int) int
 		Title     func(childComplexity int) int
+		Usage     func(childComplexity int) int
 	}
 
 	PublicationConnection struct {
@@ -636,6 +639,13 @@ type ComplexityRoot struct {
 		Member func(childComplexity int) int
 	}
 
+	PublicationUsage struct {
+		Posts         func(childComplexity int) int
+		PostsLimit    func(childComplexity int) int
+		Webhooks      func(childComplexity int) int
+		WebhooksLimit func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -661,7 +671,7 @@ type ComplexityRoot struct {
 		Node               func(childComplexity int, id string) int
 		OutboxEmails       func(childComplexity int, first *int) int
 		Page               func(childComplexity int, id *string, slug *string) int
-		Pages              func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
+		Pages              func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool, locale *string) int
 		PopularPosts       func(childComplexity int, period model.PopularPeriod, first *int) int
 		Post               func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage           func(childComplexity int, category *string, tag *string, month *string, number int, size *int, locale *string) int
@@ -842,6 +852,10 @@ type ComplexityRoot struct {
 		Post func(childComplexity int) int
 	}
 
+	SetPublicationLimitsPayload struct {
+		Publication func(childComplexity int) int
+	}
+
 	SetReplyNotificationsPayload struct {
 		Enabled func(childComplexity int) int
 	}
@@ -900,7 +914,7 @@ type ComplexityRoot struct {
 		Head      func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
-		PostPage  func(childComplexity int, number int, size *int) int
+		PostPage  func(childComplexity int, number int, size *int, locale *string) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Version   func(childComplexity int) int
@@ -1024,7 +1038,7 @@ type AuthorResolver interface {
 
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
-	PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, obj *storage.Author, number int, size *int, locale *string) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
@@ -1036,7 +1050,7 @@ type AuthorResolver interface {
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
-	PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, obj *storage.Category, number int, size *int, locale *string) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
@@ -1142,6 +1156,7 @@ type MutationResolver interface {
 	CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error)
 	AddPublicationHost(ctx context.Context, input model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error)
 	RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error)
+	SetPublicationLimits(ctx context.Context, input model.SetPublicationLimitsInput) (*model.SetPublicationLimitsPayload, error)
 	AddPublicationMember(ctx context.Context, input model.AddPublicationMemberInput) (*model.PublicationMemberPayload, error)
 	ChangePublicationMemberRole(ctx context.Context, input model.ChangePublicationMemberRoleInput) (*model.PublicationMemberPayload, error)
 	RemovePublicationMember(ctx context.Context, input model.RemovePublicationMemberInput) (*model.PublicationMemberPayload, error)
@@ -1200,6 +1215,9 @@ type PostSeriesResolver interface {
 }
 type PublicationResolver interface {
 	Status(ctx context.Context, obj *storage.Publication) (model.PublicationStatus, error)
+
+	Locales(ctx context.Context, obj *storage.Publication) ([]string, error)
+	Usage(ctx context.Context, obj *storage.Publication) (*model.PublicationUsage, error)
 }
 type QueryResolver interface {
 	LiveCursor(ctx context.Context) (string, error)
@@ -1219,7 +1237,7 @@ type QueryResolver interface {
 	Tag(ctx context.Context, slug string) (*storage.Tag, error)
 	Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error)
 	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
-	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
+	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool, locale *string) (*model.SitePageConnection, error)
 	Site(ctx context.Context, locale *string) (*storage.Site, error)
 	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Series(ctx context.Context, slug string) (*storage.Series, error)
@@ -1280,7 +1298,7 @@ type SubscriptionResolver interface {
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type TagResolver interface {
-	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int, locale *string) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
@@ -1499,7 +1517,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Author.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Author.PostPage(childComplexity, args["number"].(int), args["size"].(*int), args["locale"].(*string)), true
 	case "Author.posts":
 		if e.ComplexityRoot.Author.Posts == nil {
 			break
@@ -1620,7 +1638,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Category.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Category.PostPage(childComplexity, args["number"].(int), args["size"].(*int), args["locale"].(*string)), true
 	case "Category.posts":
 		if e.ComplexityRoot.Category.Posts == nil {
 			break
@@ -2916,6 +2934,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPostFeatured(childComplexity, args["input"].(model.SetPostFeaturedInput)), true
+	case "Mutation.setPublicationLimits":
+		if e.ComplexityRoot.Mutation.SetPublicationLimits == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setPublicationLimits_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetPublicationLimits(childComplexity, args["input"].(model.SetPublicationLimitsInput)), true
 	case "Mutation.setReplyNotifications":
 		if e.ComplexityRoot.Mutation.SetReplyNotifications == nil {
 			break
@@ -3791,6 +3820,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Publication.ID(childComplexity), true
+	case "Publication.locales":
+		if e.ComplexityRoot.Publication.Locales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Locales(childComplexity), true
 	case "Publication.slug":
 		if e.ComplexityRoot.Publication.Slug == nil {
 			break
@@ -3809,6 +3844,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Publication.Title(childComplexity), true
+	case "Publication.usage":
+		if e.ComplexityRoot.Publication.Usage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Usage(childComplexity), true
 
 	case "PublicationConnection.edges":
 		if e.ComplexityRoot.PublicationConnection.Edges == nil {
@@ -3893,6 +3934,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PublicationMemberPayload.Member(childComplexity), true
+
+	case "PublicationUsage.posts":
+		if e.ComplexityRoot.PublicationUsage.Posts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationUsage.Posts(childComplexity), true
+	case "PublicationUsage.postsLimit":
+		if e.ComplexityRoot.PublicationUsage.PostsLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationUsage.PostsLimit(childComplexity), true
+	case "PublicationUsage.webhooks":
+		if e.ComplexityRoot.PublicationUsage.Webhooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationUsage.Webhooks(childComplexity), true
+	case "PublicationUsage.webhooksLimit":
+		if e.ComplexityRoot.PublicationUsage.WebhooksLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationUsage.WebhooksLimit(childComplexity), true
 
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
@@ -4075,7 +4141,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Pages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["drafts"].(*bool)), true
+		return e.ComplexityRoot.Query.Pages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["drafts"].(*bool), args["locale"].(*string)), true
 	case "Query.popularPosts":
 		if e.ComplexityRoot.Query.PopularPosts == nil {
 			break
@@ -4739,6 +4805,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetPostFeaturedPayload.Post(childComplexity), true
 
+	case "SetPublicationLimitsPayload.publication":
+		if e.ComplexityRoot.SetPublicationLimitsPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetPublicationLimitsPayload.Publication(childComplexity), true
+
 	case "SetReplyNotificationsPayload.enabled":
 		if e.ComplexityRoot.SetReplyNotificationsPayload.Enabled == nil {
 			break
@@ -4997,7 +5070,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tag.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Tag.PostPage(childComplexity, args["number"].(int), args["size"].(*int), args["locale"].(*string)), true
 	case "Tag.posts":
 		if e.ComplexityRoot.Tag.Posts == nil {
 			break
@@ -5359,6 +5432,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SeoInput", ec.unmarshalInputSeoInput),
 			graphql.NewInputUnmarshaler("SetNewsletterSubscriptionInput", ec.unmarshalInputSetNewsletterSubscriptionInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
+			graphql.NewInputUnmarshaler("SetPublicationLimitsInput", ec.unmarshalInputSetPublicationLimitsInput),
 			graphql.NewInputUnmarshaler("SetReplyNotificationsInput", ec.unmarshalInputSetReplyNotificationsInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
@@ -5871,6 +5945,8 @@ type Author implements Node {
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
     size: Int = 20
+    "Only the author's posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), numbered in the locale's own list: two reads whatever the number, as without it. Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostPage!
   "The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too."
   posts(
@@ -5966,6 +6042,8 @@ type Category implements Node {
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
     size: Int = 20
+    "Only the category's posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), numbered in the locale's own list: two reads whatever the number, as without it. Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostPage!
   "The public posts in the category, newest first."
   posts(
@@ -6263,6 +6341,8 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
     before: String
     "True for the draft pages (admins only) instead of the published ones."
     drafts: Boolean
+    "Only the published pages of this locale (a BCP 47 tag such as ` + "`" + `fr` + "`" + ` or ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read a page of the list, as without it. Pages without a locale of their own, which read as the site's default, are in no locale's list. Cannot go with ` + "`" + `drafts: true` + "`" + ` (BAD_USER_INPUT). Their ` + "`" + `translations` + "`" + ` read each page once more (one read for all the pages of the answer)."
+    locale: String
   ): SitePageConnection!
   "The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once)."
   site(
@@ -6513,7 +6593,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `, ` + "`" + `post.pages.updated` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `, ` + "`" + `post.pages.updated` + "`" + `, ` + "`" + `publication.member.added` + "`" + `, ` + "`" + `publication.member.role.changed` + "`" + `, ` + "`" + `publication.member.removed` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -7572,6 +7652,8 @@ type Tag {
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
     size: Int = 20
+    "Only the tag's posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), numbered in the locale's own list: two reads whatever the number, as without it. Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostPage!
   "The public posts with the tag, newest first: one read a page, in either direction."
   posts(
@@ -8042,8 +8124,9 @@ extend type Query {
   The newest emails of the outbox, newest first: what was sent, what waits
   and what failed, and why. With no SMTP configured the emails stay in
   this local outbox, bodies included, for an admin to read; sent by SMTP,
-  they keep their headers only. Admins only. ` + "`" + `first` + "`" + `: 1 to 100, 20 by
-  default.
+  they keep their headers only. Admins only, of the default publication:
+  the outbox holds every publication's emails, so on another publication's
+  hosts it is ` + "`" + `FORBIDDEN` + "`" + `. ` + "`" + `first` + "`" + `: 1 to 100, 20 by default.
   """
   outboxEmails(
     "How many emails, 1 to 100."
@@ -8222,7 +8305,7 @@ An email of the outbox.
 type OutboxEmail {
   "The email's id."
   id: ID!
-  "The recipient."
+  "The recipient; ` + "`" + `(deleted account)` + "`" + ` for a failed email whose recipient's account was deleted since (its reason no longer names the address)."
   to: String!
   "The subject."
   subject: String!
@@ -8993,9 +9076,12 @@ extend type Mutation {
   Deletes the signed-in reader's account, on every publication: their
   comments (a top-level comment with replies stays as a tombstone with no
   text and no writer, so the thread keeps its shape; any other is
-  removed), reactions (taken back from the counts), memberships,
-  sessions, profile and the claim of their address; signing in with the
-  address later makes a new account. The account's tokens are refused
+  removed), reactions (taken back from the counts), memberships, staff
+  roles, sessions, profile and the claim of their address; signing in
+  with the address later makes a new account. The last owner of a
+  publication is refused with ` + "`" + `CONFLICT` + "`" + ` (reason ` + "`" + `LAST_OWNER` + "`" + `,
+  ` + "`" + `extensions.publications` + "`" + ` naming each such publication by slug), and
+  nothing is deleted: make another owner first. The account's tokens are refused
   (` + "`" + `UNAUTHENTICATED` + "`" + `) from the moment it starts. Sending it again
   finishes a deletion cut short, and answers the same once it is done.
   Their data can be downloaded first: ` + "`" + `GET /me/export` + "`" + ` with the session's
@@ -9043,6 +9129,8 @@ type Publication {
   status: PublicationStatus!
   "When the publication was created."
   createdAt: DateTime!
+  "The locales the publication publishes in (BCP 47 tags, from its site settings' ` + "`" + `locales` + "`" + `), its default first; empty when its settings name none."
+  locales: [String!]!
 }
 
 """
@@ -9166,6 +9254,72 @@ extend type Mutation {
     "The publication and the host."
     input: RemovePublicationHostInput!
   ): RemovePublicationHostPayload!
+}
+
+# --- Publication quotas (docs/operations.md, "Publication quotas") ---
+
+"""
+What a publication holds of what its quotas bound, and the quotas in
+force: the platform's defaults (` + "`" + `-quota-posts` + "`" + `, ` + "`" + `-quota-webhooks` + "`" + `) unless a
+platform admin set the publication's own (` + "`" + `setPublicationLimits` + "`" + `). A
+create past a quota is QUOTA_EXCEEDED and writes nothing, its extensions
+saying which ` + "`" + `limit` + "`" + ` (POSTS or WEBHOOKS), the ` + "`" + `usage` + "`" + ` and the ` + "`" + `max` + "`" + `;
+deleting a post or a webhook gives its unit back.
+"""
+type PublicationUsage {
+  "The publication's posts: drafts, scheduled and published ones alike, from their creation to their deletion."
+  posts: Int!
+  "The publication's webhook subscriptions."
+  webhooks: Int!
+  "The most posts the publication may have; null: no bound."
+  postsLimit: Int
+  "The most webhook subscriptions the publication may have; null: no bound (but never more than 100)."
+  webhooksLimit: Int
+}
+
+extend type Publication {
+  "What the publication holds of what its quotas bound, and its quotas. The publication's own admins and owners (on its hosts) and platform admins only, else FORBIDDEN (null, with the error). Two reads; the first read of a publication that was created before quotas counts its posts once."
+  usage: PublicationUsage
+}
+
+"""
+A quota of a publication.
+"""
+enum PublicationLimit {
+  "The most posts, drafts included."
+  POSTS
+  "The most webhook subscriptions."
+  WEBHOOKS
+}
+
+"""
+The input of ` + "`" + `setPublicationLimits` + "`" + `.
+"""
+input SetPublicationLimitsInput {
+  "The publication's id."
+  id: ID!
+  "The most posts the publication may have, drafts included; 0: no bound. Not given: unchanged. Under what it holds, creates are refused until deletions bring it under; nothing is deleted. Negative is BAD_USER_INPUT."
+  posts: Int
+  "The most webhook subscriptions the publication may have; 0: no bound (never more than 100 all the same). Not given: unchanged. Negative is BAD_USER_INPUT."
+  webhooks: Int
+  "The limits to take from the platform's defaults again, dropping the publication's own; a limit named here and given a value is BAD_USER_INPUT."
+  useDefault: [PublicationLimit!]
+}
+
+"""
+The result of ` + "`" + `setPublicationLimits` + "`" + `.
+"""
+type SetPublicationLimitsPayload {
+  "The publication; its ` + "`" + `usage` + "`" + ` shows the limits as set."
+  publication: Publication!
+}
+
+extend type Mutation {
+  "Sets or drops a publication's own quotas of posts and webhook subscriptions, in one transaction. Platform admins only, else FORBIDDEN; an unknown publication is NOT_FOUND."
+  setPublicationLimits(
+    "The publication and its limits."
+    input: SetPublicationLimitsInput!
+  ): SetPublicationLimitsPayload!
 }
 
 # --- Publication staff ---
@@ -10257,6 +10411,10 @@ func (ec *executionContext) childFields_Publication(ctx context.Context, field g
 		return ec.fieldContext_Publication_status(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Publication_createdAt(ctx, field)
+	case "locales":
+		return ec.fieldContext_Publication_locales(ctx, field)
+	case "usage":
+		return ec.fieldContext_Publication_usage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Publication", field.Name)
 }
@@ -10321,6 +10479,20 @@ func (ec *executionContext) childFields_PublicationMemberPayload(ctx context.Con
 		return ec.fieldContext_PublicationMemberPayload_member(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicationMemberPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "posts":
+		return ec.fieldContext_PublicationUsage_posts(ctx, field)
+	case "webhooks":
+		return ec.fieldContext_PublicationUsage_webhooks(ctx, field)
+	case "postsLimit":
+		return ec.fieldContext_PublicationUsage_postsLimit(ctx, field)
+	case "webhooksLimit":
+		return ec.fieldContext_PublicationUsage_webhooksLimit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationUsage", field.Name)
 }
 
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10665,6 +10837,14 @@ func (ec *executionContext) childFields_SetPostFeaturedPayload(ctx context.Conte
 		return ec.fieldContext_SetPostFeaturedPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SetPostFeaturedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SetPublicationLimitsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_SetPublicationLimitsPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetPublicationLimitsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_SetReplyNotificationsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11150,6 +11330,14 @@ func (ec *executionContext) field_Author_postPage_args(ctx context.Context, rawA
 		return nil, err
 	}
 	args["size"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg2
 	return args, nil
 }
 
@@ -11234,6 +11422,14 @@ func (ec *executionContext) field_Category_postPage_args(ctx context.Context, ra
 		return nil, err
 	}
 	args["size"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg2
 	return args, nil
 }
 
@@ -11987,6 +12183,20 @@ func (ec *executionContext) field_Mutation_setPostFeatured_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
 			return ec.unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setPublicationLimits_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetPublicationLimitsInput, error) {
+			return ec.unmarshalNSetPublicationLimitsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationLimitsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12750,6 +12960,14 @@ func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["drafts"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg5
 	return args, nil
 }
 
@@ -13302,6 +13520,14 @@ func (ec *executionContext) field_Tag_postPage_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["size"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg2
 	return args, nil
 }
 
@@ -14103,7 +14329,7 @@ func (ec *executionContext) _Author_postPage(ctx context.Context, field graphql.
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Author().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Author().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
@@ -14689,7 +14915,7 @@ func (ec *executionContext) _Category_postPage(ctx context.Context, field graphq
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Category().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Category().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
@@ -20516,6 +20742,50 @@ func (ec *executionContext) fieldContext_Mutation_removePublicationHost(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setPublicationLimits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setPublicationLimits(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetPublicationLimits(ctx, fc.Args["input"].(model.SetPublicationLimitsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetPublicationLimitsPayload) graphql.Marshaler {
+			return ec.marshalNSetPublicationLimitsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationLimitsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setPublicationLimits(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetPublicationLimitsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setPublicationLimits_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_addPublicationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23645,6 +23915,61 @@ func (ec *executionContext) fieldContext_Publication_createdAt(_ context.Context
 	return graphql.NewScalarFieldContext("Publication", field, false, false, "DateTime")
 }
 
+func (ec *executionContext) _Publication_locales(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_locales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Publication().Locales(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_locales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, true, true, "String")
+}
+
+func (ec *executionContext) _Publication_usage(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_usage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Publication().Usage(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationUsage) graphql.Marshaler {
+			return ec.marshalOPublicationUsage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationUsage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_usage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Publication",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublicationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PublicationConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24005,6 +24330,98 @@ func (ec *executionContext) fieldContext_PublicationMemberPayload_member(_ conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PublicationUsage_posts(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationUsage_posts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Posts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationUsage_posts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PublicationUsage_webhooks(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationUsage_webhooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhooks, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationUsage_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PublicationUsage_postsLimit(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationUsage_postsLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostsLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationUsage_postsLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PublicationUsage_webhooksLimit(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationUsage_webhooksLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WebhooksLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationUsage_webhooksLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PublishPagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.PublishPagePayload) (ret graphql.Marshaler) {
@@ -24772,7 +25189,7 @@ func (ec *executionContext) _Query_pages(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Pages(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["drafts"].(*bool))
+			return ec.Resolvers.Query().Pages(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["drafts"].(*bool), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.SitePageConnection) graphql.Marshaler {
@@ -27609,6 +28026,38 @@ func (ec *executionContext) fieldContext_SetPostFeaturedPayload_post(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _SetPublicationLimitsPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.SetPublicationLimitsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetPublicationLimitsPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetPublicationLimitsPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetPublicationLimitsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetReplyNotificationsPayload_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SetReplyNotificationsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28665,7 +29114,7 @@ func (ec *executionContext) _Tag_postPage(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tag().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Tag().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
@@ -33977,6 +34426,69 @@ func UnmarshalSetPostFeaturedInput(ctx context.Context, raw any) (model.SetPostF
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSetPublicationLimitsInput(ctx context.Context, obj any) (model.SetPublicationLimitsInput, error) {
+	var it model.SetPublicationLimitsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "posts", "webhooks", "useDefault"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "posts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("posts"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Posts = data
+		case "webhooks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhooks"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Webhooks = data
+		case "useDefault":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("useDefault"))
+			data, err := ec.unmarshalOPublicationLimit2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimitᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.UseDefault = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetPublicationLimitsInput unmarshals raw into the SetPublicationLimitsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetPublicationLimitsInput(ctx context.Context, raw any) (model.SetPublicationLimitsInput, error) {
+	var out model.SetPublicationLimitsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetPublicationLimitsInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSetReplyNotificationsInput(ctx context.Context, obj any) (model.SetReplyNotificationsInput, error) {
 	var it model.SetReplyNotificationsInput
 	if obj == nil {
@@ -37944,6 +38456,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setPublicationLimits":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setPublicationLimits(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "addPublicationMember":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_addPublicationMember(ctx, field)
@@ -39009,6 +39528,18 @@ func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "locales":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Publication_locales(ctx, field, obj)
+				})
+		case "usage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Publication_usage(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -39240,6 +39771,54 @@ func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel a
 		case "member":
 			out.Values[i] = ec._PublicationMemberPayload_member(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationUsageImplementors = []string{"PublicationUsage"}
+
+func (ec *executionContext) _PublicationUsage(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationUsage")
+		case "posts":
+			out.Values[i] = ec._PublicationUsage_posts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "webhooks":
+			out.Values[i] = ec._PublicationUsage_webhooks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postsLimit":
+			out.Values[i] = ec._PublicationUsage_postsLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "webhooksLimit":
+			out.Values[i] = ec._PublicationUsage_webhooksLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
 		default:
@@ -40735,6 +41314,39 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("SetPostFeaturedPayload")
 		case "post":
 			out.Values[i] = ec._SetPostFeaturedPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var setPublicationLimitsPayloadImplementors = []string{"SetPublicationLimitsPayload"}
+
+func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPublicationLimitsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationLimitsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetPublicationLimitsPayload")
+		case "publication":
+			out.Values[i] = ec._SetPublicationLimitsPayload_publication(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -43541,6 +44153,16 @@ func (ec *executionContext) marshalNPublicationEdge2ᚖgithubᚗcomᚋblogqlᚋb
 	return ec._PublicationEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPublicationLimit2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimit(ctx context.Context, v any) (model.PublicationLimit, error) {
+	var res model.PublicationLimit
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublicationLimit2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimit(ctx context.Context, sel ast.SelectionSet, v model.PublicationLimit) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNPublicationMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffMember(ctx context.Context, sel ast.SelectionSet, v *storage.StaffMember) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "PublicationMember!")
@@ -44081,6 +44703,19 @@ func (ec *executionContext) marshalNSetPostFeaturedPayload2ᚖgithubᚗcomᚋblo
 		return graphql.Null
 	}
 	return ec._SetPostFeaturedPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetPublicationLimitsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationLimitsInput(ctx context.Context, v any) (model.SetPublicationLimitsInput, error) {
+	res, err := ec.unmarshalInputSetPublicationLimitsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetPublicationLimitsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationLimitsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetPublicationLimitsPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SetPublicationLimitsPayload!")
+		return graphql.Null
+	}
+	return ec._SetPublicationLimitsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSetReplyNotificationsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsInput(ctx context.Context, v any) (model.SetReplyNotificationsInput, error) {
@@ -44990,6 +45625,49 @@ func (ec *executionContext) marshalOPublication2ᚖgithubᚗcomᚋblogqlᚋblog�
 		return graphql.Null
 	}
 	return ec._Publication(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPublicationLimit2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimitᚄ(ctx context.Context, v any) ([]model.PublicationLimit, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.PublicationLimit, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNPublicationLimit2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimit(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOPublicationLimit2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimitᚄ(ctx context.Context, sel ast.SelectionSet, v []model.PublicationLimit) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPublicationLimit2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimit(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalOPublicationUsage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationUsage(ctx context.Context, sel ast.SelectionSet, v *model.PublicationUsage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PublicationUsage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {

@@ -12,7 +12,6 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/metrics"
-	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
 	"github.com/blogql/blog/views"
@@ -65,10 +64,11 @@ type HandlerOptions struct {
 	// means webhooks.New(store, webhooks.Options{}): https URLs to public
 	// addresses only.
 	Webhooks *webhooks.Service
-	// Search is the server's search index, which the change feed keeps
-	// current; nil: search fails with INDEX_BUILDING and related posts
-	// are none.
-	Search *search.Service
+	// Search is the publication's search index, which the change feed
+	// keeps current: the server's *search.Service, or a publication's
+	// *search.Publication; nil: search fails with INDEX_BUILDING and
+	// related posts are none.
+	Search Searcher
 	// Live gives subscriptions their events. They are served over
 	// the streams of HTTP.Streams (whose InitFunc and ResumeVariable are
 	// the blog's: NewHandler sets them); without it, over none.

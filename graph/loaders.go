@@ -47,6 +47,8 @@ type loaders struct {
 	membership *dataloader.Loader[string, bool]
 	// sitePages reads static pages by id (the translations of pages).
 	sitePages *dataloader.Loader[string, *storage.SitePage]
+	// publicationLocales reads the locales of publications by id.
+	publicationLocales *dataloader.Loader[string, []string]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -89,6 +91,9 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			viewerReactions: newLoader("viewerReactions", maxBatch, viewerReactionsOf(store), observe),
 			membership:      newLoader("membership", 1, membershipOf(store), observe),
 			observe:         observe,
+
+			// Publications' locales: their site items, across publications.
+			publicationLocales: newLoader("publicationLocales", maxBatch, store.PublicationLocales, observe),
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -116,6 +121,7 @@ func (l *loaders) forget() {
 	l.reactions.ClearAll()
 	l.viewerReactions.ClearAll()
 	l.membership.ClearAll()
+	l.publicationLocales.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

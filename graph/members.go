@@ -47,8 +47,10 @@ const membersCSVPage = 100
 // an admin's token, read and written a page of 100 at a time so the
 // export never holds the whole list. A cell that starts with = + - or @
 // gets a leading ' so a spreadsheet never runs it as a formula. Without
-// a token the answer is 401, for another token 403.
-func MembersCSV(store *storage.Store, v *auth.Verifier, logger *slog.Logger) http.Handler {
+// a token the answer is 401, for another token 403. A token is taken as
+// the GraphQL endpoint of store's publication (whose slug is slug) takes
+// it (withStaff): one bound to another publication is 403 too.
+func MembersCSV(store *storage.Store, slug string, v *auth.Verifier, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -96,7 +98,7 @@ func MembersCSV(store *storage.Store, v *auth.Verifier, logger *slog.Logger) htt
 			logger.WarnContext(ctx, "members export not sent", "err", err)
 		}
 	})
-	return withActor(v, logger, export)
+	return withActor(v, logger, withStaff(store, slug, logger, export))
 }
 
 // membersCSVHeader names the columns of memberRow.

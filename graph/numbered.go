@@ -75,40 +75,72 @@ func numberedKey(list string, number, size int) string {
 	return fmt.Sprintf("numbered|%s|%d|%d", list, number, size)
 }
 
-// numberedArgs returns the number and size of the postPage field
-// selected on the object of type typeName the current field resolves to;
-// false when it is not selected exactly once or its arguments are not
-// ones a page takes (its resolver then reads it, and refuses them).
-func numberedArgs(ctx context.Context, typeName string) (number, size int, ok bool) {
+// numberedArgs returns the list that the postPage field selected on the
+// object of type typeName the current field resolves to numbers, of the
+// parent's list named list (in the field's locale when it gives one),
+// and the field's locale ("" when none), number and size; false when it
+// is not selected exactly once or its arguments are not ones a page
+// takes (its resolver then reads it, and refuses them).
+func numberedArgs(ctx context.Context, typeName, list string) (in, locale string, number, size int, ok bool) {
 	args, ok := childArgs(ctx, typeName, "postPage")
 	if !ok {
-		return 0, 0, false
+		return "", "", 0, 0, false
 	}
 	n, ok1 := intArg(args["number"])
 	z, ok2 := intArg(args["size"])
-	if !ok1 || !ok2 || n == nil {
-		return 0, 0, false
+	l, ok3 := stringArg(args["locale"])
+	if !ok1 || !ok2 || !ok3 || n == nil {
+		return "", "", 0, 0, false
 	}
 	if storage.ValidatePageNumber(*n, pageSize(z)) != nil {
-		return 0, 0, false
+		return "", "", 0, 0, false
 	}
-	return *n, pageSize(z), true
+	in, err := listIn(list, l)
+	if err != nil {
+		return "", "", 0, 0, false
+	}
+	if l != nil {
+		locale = *l
+	}
+	return in, locale, *n, pageSize(z), true
+}
+
+// listIn returns the list named list in locale when one is given
+// (storage.LocalePageList), else list: BAD_USER_INPUT when locale is not
+// BCP 47.
+func listIn(list string, locale *string) (string, error) {
+	if locale == nil {
+		return list, nil
+	}
+	return storage.LocalePageList(*locale, list)
+}
+
+// parentListPage returns page number of the list of a parent (a
+// category, a tag, an author) named list, in locale when one is given,
+// tagged with tag: a locale not BCP 47 is BAD_USER_INPUT, with no read.
+func (r *Resolver) parentListPage(ctx context.Context, list, tag string, number int, size *int, locale *string) (*model.PostPage, error) {
+	in, err := listIn(list, locale)
+	if err != nil {
+		return nil, err
+	}
+	return r.numberedPage(ctx, in, tag, number, size)
 }
 
 // withPage reads, when the current field's object selects postPage, the
-// parent (read by read) and the page of list in one read started ahead,
-// which postPage then takes: two requests for both instead of three. It
-// returns false when postPage is not selected or this is
-// no query.
-func withPage[T any](ctx context.Context, typeName, list string, read func(ctx context.Context, number, size int) (T, *storage.NumberedPage, error)) (T, bool, error) {
+// parent (read by read, with the page of its list named list in the
+// postPage's locale, "" for none) and the page in one read started
+// ahead, which postPage then takes: two requests for both instead of
+// three. It returns false when postPage is not selected or this is no
+// query.
+func withPage[T any](ctx context.Context, typeName, list string, read func(ctx context.Context, locale string, number, size int) (T, *storage.NumberedPage, error)) (T, bool, error) {
 	var zero T
-	number, size, ok := numberedArgs(ctx, typeName)
+	in, locale, number, size, ok := numberedArgs(ctx, typeName, list)
 	if !ok {
 		return zero, false, nil
 	}
-	key := numberedKey(list, number, size)
+	key := numberedKey(in, number, size)
 	startAhead(ctx, key, func(ctx context.Context) (parentPage, error) {
-		p, pg, err := read(ctx, number, size)
+		p, pg, err := read(ctx, locale, number, size)
 		return parentPage{parent: p, page: pg}, err
 	})
 	res, err, ok := loadersFor(ctx).ahead.take(key)
@@ -124,16 +156,16 @@ func withPage[T any](ctx context.Context, typeName, list string, read func(ctx c
 // categoryWithPage reads the category slug with the numbered page of its
 // posts its postPage selects (withPage).
 func (r *Resolver) categoryWithPage(ctx context.Context, slug string) (*storage.Category, bool, error) {
-	return withPage(ctx, "Category", storage.CategoryListPartition(slug), func(ctx context.Context, number, size int) (*storage.Category, *storage.NumberedPage, error) {
-		return r.store.CategoryPage(ctx, slug, number, size)
+	return withPage(ctx, "Category", storage.CategoryListPartition(slug), func(ctx context.Context, locale string, number, size int) (*storage.Category, *storage.NumberedPage, error) {
+		return r.store.CategoryPage(ctx, slug, locale, number, size)
 	})
 }
 
 // authorWithPage reads the author id with the numbered page of their
 // posts their postPage selects (withPage).
 func (r *Resolver) authorWithPage(ctx context.Context, id string) (*storage.Author, bool, error) {
-	return withPage(ctx, "Author", storage.AuthorListPartition(id), func(ctx context.Context, number, size int) (*storage.Author, *storage.NumberedPage, error) {
-		return r.store.AuthorPage(ctx, id, number, size)
+	return withPage(ctx, "Author", storage.AuthorListPartition(id), func(ctx context.Context, locale string, number, size int) (*storage.Author, *storage.NumberedPage, error) {
+		return r.store.AuthorPage(ctx, id, locale, number, size)
 	})
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -45,8 +46,9 @@ func (r *Resolver) page(ctx context.Context, id, slug *string) (*storage.SitePag
 	return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPageBySlug(ctx, s)))
 }
 
-// pages answers Query.pages: the drafts for admins only.
-func (r *Resolver) pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error) {
+// pages answers Query.pages: the drafts for admins only, a locale's
+// pages from its own list (storage.LocalePages).
+func (r *Resolver) pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool, locale *string) (*model.SitePageConnection, error) {
 	if deref(drafts) {
 		if err := admin(ctx); err != nil {
 			return nil, err
@@ -56,9 +58,28 @@ func (r *Resolver) pages(ctx context.Context, first *int, after *string, last *i
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.store.Pages(ctx, p, deref(drafts))
+	var res *storage.Result[*storage.SitePage]
+	switch {
+	case locale != nil && deref(drafts):
+		return nil, &storage.ValidationError{Field: "locale", Reason: "cannot go with drafts: only published pages are listed by locale"}
+	case locale != nil:
+		res, err = r.store.LocalePages(ctx, *locale, p)
+	default:
+		res, err = r.store.Pages(ctx, p, deref(drafts))
+	}
 	if err != nil {
 		return nil, err
+	}
+	if locale != nil && len(res.Items) > 0 && graphql.AnyFieldRequested(ctx, "edges.node.translations", "nodes.translations") {
+		// A locale's copies lack their translation groups: the pages are
+		// read whole in one batch read, not one by one into the loader's
+		// window, which a busy machine can close between two of them.
+		ids := make([]string, len(res.Items))
+		for i, pg := range res.Items {
+			ids[i] = pg.ID
+		}
+		l := loadersFor(ctx)
+		prime(ctx, "sitePages", l.sitePages, r.store.GetSitePages, ids)
 	}
 	return &model.SitePageConnection{
 		PageInfo: pageInfo(res),

@@ -13,14 +13,26 @@ import (
 
 // pageTranslationsOf returns the translations of the page p: its group
 // through the translations loader, then its pages through the pages
-// loader (one BatchGetItem for every page of an answer). Drafts are left
-// out for those who may not see them.
+// loader (one BatchGetItem for every page of an answer). A page of a
+// locale's list lacks its group and is read whole first, through the
+// pages loader too. Drafts are left out for those who may not see them.
 func (r *Resolver) pageTranslationsOf(ctx context.Context, p *storage.SitePage) ([]*model.PageTranslation, error) {
 	out := []*model.PageTranslation{}
-	if p.TranslationGroup == "" {
+	group := p.TranslationGroup
+	if p.LocaleCopy {
+		full, err := loadersFor(ctx).sitePages.Load(ctx, p.ID)()
+		if errors.Is(err, storage.ErrNotFound) {
+			return out, nil // deleted since the list was read
+		}
+		if err != nil {
+			return nil, err
+		}
+		group = full.TranslationGroup
+	}
+	if group == "" {
 		return out, nil
 	}
-	members, err := loadersFor(ctx).translations.Load(ctx, p.TranslationGroup)()
+	members, err := loadersFor(ctx).translations.Load(ctx, group)()
 	if errors.Is(err, storage.ErrNotFound) {
 		return out, nil // unlinked since the page was read
 	}

@@ -38,8 +38,9 @@ const ExportPath = "/me/export"
 // as one JSON document to download, streamed as it is read. Without a
 // token, or with one of an account that is deleted, the answer is 401;
 // with a token that is not a reader session's (staff, or a reader of an
-// identity provider), 403.
-func ExportMyData(store *storage.Store, v *auth.Verifier, logger *slog.Logger) http.Handler {
+// identity provider), or one of a session made on another publication
+// than store's (whose slug is slug; withStaff), 403.
+func ExportMyData(store *storage.Store, slug string, v *auth.Verifier, logger *slog.Logger) http.Handler {
 	if logger == nil {
 		logger = slog.Default()
 	}
@@ -81,5 +82,5 @@ func ExportMyData(store *storage.Store, v *auth.Verifier, logger *slog.Logger) h
 			logger.WarnContext(ctx, "export not sent", "err", err)
 		}
 	})
-	return withActor(v, logger, export)
+	return withActor(v, logger, withStaff(store, slug, logger, export))
 }

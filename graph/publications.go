@@ -44,6 +44,13 @@ func (r *Resolver) publication(ctx context.Context, slug, host *string) (*storag
 	return p, err
 }
 
+// publicationLocales answers Publication.locales: through the request's
+// loader, so a page of publications reads their settings in one
+// BatchGetItem.
+func (r *Resolver) publicationLocales(ctx context.Context, p *storage.Publication) ([]string, error) {
+	return loadersFor(ctx).publicationLocales.Load(ctx, p.ID)()
+}
+
 // publications answers Query.publications, for platform admins.
 func (r *Resolver) publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error) {
 	if err := platformAdmin(ctx); err != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/blogql/blog/media"
-	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
@@ -33,7 +32,7 @@ type Resolver struct {
 	eventReads *eventReads
 	// searcher is the server's search index; nil: searches fail with
 	// INDEX_BUILDING and posts have no related posts.
-	searcher *search.Service
+	searcher Searcher
 	// siteDefaults are what unset site settings show (site.go).
 	siteDefaults SiteDefaults
 	// signIn configures readers' sign-in (signin.go).

@@ -55,8 +55,8 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 }
 
 // PostPage is the resolver for the postPage field.
-func (r *authorResolver) PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error) {
-	return r.numberedPage(ctx, storage.AuthorListPartition(obj.ID), frontend.TagAuthor(obj.ID), number, size)
+func (r *authorResolver) PostPage(ctx context.Context, obj *storage.Author, number int, size *int, locale *string) (*model.PostPage, error) {
+	return r.parentListPage(ctx, storage.AuthorListPartition(obj.ID), frontend.TagAuthor(obj.ID), number, size, locale)
 }
 
 // Posts is the resolver for the posts field.
@@ -127,8 +127,8 @@ func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (strin
 }
 
 // PostPage is the resolver for the postPage field.
-func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error) {
-	return r.numberedPage(ctx, storage.CategoryListPartition(obj.Slug), frontend.TagCategory(obj.Slug), number, size)
+func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, number int, size *int, locale *string) (*model.PostPage, error) {
+	return r.parentListPage(ctx, storage.CategoryListPartition(obj.Slug), frontend.TagCategory(obj.Slug), number, size, locale)
 }
 
 // Posts is the resolver for the posts field.
@@ -878,6 +878,11 @@ func (r *mutationResolver) RemovePublicationHost(ctx context.Context, input mode
 	return r.removePublicationHost(ctx, input)
 }
 
+// SetPublicationLimits is the resolver for the setPublicationLimits field.
+func (r *mutationResolver) SetPublicationLimits(ctx context.Context, input model.SetPublicationLimitsInput) (*model.SetPublicationLimitsPayload, error) {
+	return r.setPublicationLimits(ctx, input)
+}
+
 // AddPublicationMember is the resolver for the addPublicationMember field.
 func (r *mutationResolver) AddPublicationMember(ctx context.Context, input model.AddPublicationMemberInput) (*model.PublicationMemberPayload, error) {
 	return r.addPublicationMember(ctx, input)
@@ -1018,7 +1023,9 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 		return nil, err
 	}
 	gqlhttp.Tag(ctx, frontend.TagComments(obj.ID))
-	res, err := r.store.Comments(ctx, obj.ID, p)
+	res, err := readAhead(ctx, commentsKey(obj.ID, p), func() (*storage.Result[*storage.Comment], error) {
+		return r.store.Comments(ctx, obj.ID, p)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -1136,6 +1143,16 @@ func (r *publicationResolver) Status(ctx context.Context, obj *storage.Publicati
 	return publicationStatus(obj)
 }
 
+// Locales is the resolver for the locales field.
+func (r *publicationResolver) Locales(ctx context.Context, obj *storage.Publication) ([]string, error) {
+	return r.publicationLocales(ctx, obj)
+}
+
+// Usage is the resolver for the usage field.
+func (r *publicationResolver) Usage(ctx context.Context, obj *storage.Publication) (*model.PublicationUsage, error) {
+	return r.publicationUsage(ctx, obj)
+}
+
 // LiveCursor is the resolver for the liveCursor field.
 func (r *queryResolver) LiveCursor(ctx context.Context) (string, error) {
 	tagLiveCursor(ctx)
@@ -1187,8 +1204,9 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, postID)))
 	case slug != nil:
 		// Nothing below the post is read before the post is known to be
-		// visible: a hidden post answers with the requests of a missing
-		// one (PostIDsBySlug reads a post no one has for a free slug).
+		// visible, from its slug's reservation or the post itself: a
+		// hidden post answers with the requests of a missing one
+		// (PostSlugOf names a post no one has for a free slug).
 		return r.postBySlug(ctx, *slug)
 	default:
 		gqlhttp.NoStore(ctx)
@@ -1359,8 +1377,8 @@ func (r *queryResolver) Page(ctx context.Context, id *string, slug *string) (*st
 }
 
 // Pages is the resolver for the pages field.
-func (r *queryResolver) Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error) {
-	return r.pages(ctx, first, after, last, before, drafts)
+func (r *queryResolver) Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool, locale *string) (*model.SitePageConnection, error) {
+	return r.pages(ctx, first, after, last, before, drafts, locale)
 }
 
 // Site is the resolver for the site field.
@@ -1572,8 +1590,8 @@ func (r *subscriptionResolver) PostPublished(ctx context.Context, category *stri
 }
 
 // PostPage is the resolver for the postPage field.
-func (r *tagResolver) PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error) {
-	return r.numberedPage(ctx, storage.TagListPartition(obj.Slug), frontend.TagTag(obj.Slug), number, size)
+func (r *tagResolver) PostPage(ctx context.Context, obj *storage.Tag, number int, size *int, locale *string) (*model.PostPage, error) {
+	return r.parentListPage(ctx, storage.TagListPartition(obj.Slug), frontend.TagTag(obj.Slug), number, size, locale)
 }
 
 // Posts is the resolver for the posts field.

@@ -56,6 +56,14 @@ func relatedComplexity(child int, first *int) int {
 	return relatedCost + n*child
 }
 
+// Searcher is a search index of published posts (package search).
+type Searcher interface {
+	// Search returns a page of the posts matching r (search.Service's).
+	Search(ctx context.Context, r search.Request) (*search.Results, error)
+	// Related returns the ids of the posts most alike the post id.
+	Related(ctx context.Context, id string, first int) ([]string, error)
+}
+
 // errNoSearch is a search on a handler without a search index, which
 // answers as a server still building its first.
 var errNoSearch = search.ErrBuilding

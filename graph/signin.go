@@ -176,7 +176,9 @@ func (r *Resolver) sessionPayload(acct storage.Account, sess storage.Session, re
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject: acct.ID, IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(ttl)),
 		},
-		Roles: []string{auth.RoleReader}, SessionID: sess.ID,
+		// The session's token is the publication's it is made on: refused
+		// on any other (staffActor), where the reader signs in again.
+		Roles: []string{auth.RoleReader}, SessionID: sess.ID, Publication: r.store.Publication(),
 	}
 	if r.signIn.Issuer != "" {
 		c.Issuer = r.signIn.Issuer
@@ -263,9 +265,17 @@ func (r *Resolver) accountSessions(ctx context.Context, obj *model.Account) ([]*
 // maxOutboxEmails bounds outboxEmails' first.
 const maxOutboxEmails = 100
 
+// errPlatformOutbox is the error of outboxEmails on a publication other
+// than the default: the outbox holds every publication's emails, sign-in
+// codes included.
+var errPlatformOutbox = fmt.Errorf("%w: the outbox holds every publication's emails; read it on the default publication", auth.ErrForbidden)
+
 func (r *Resolver) outboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error) {
 	if err := admin(ctx); err != nil {
 		return nil, err
+	}
+	if r.store.Publication() != storage.DefaultPublication {
+		return nil, errPlatformOutbox
 	}
 	n := 20
 	if first != nil {

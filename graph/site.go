@@ -194,23 +194,28 @@ func (r *Resolver) pendingCount(authorID string) model.Counter {
 // took the slug from another post's redirect, that post (whose slug is
 // its current one, so the frontend redirects as for any old slug). Two
 // requests either way: the slug's reservation, then the post (or both
-// posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
+// posts in one BatchGetItem). Hidden or missing, it is ErrNotFound. When
+// the reservation says the post is public, its comments are read with it
+// (commentsAhead).
 func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
 	slug, err := findable(slug)
 	if err != nil {
 		return nil, err
 	}
-	id, prev, err := r.store.PostIDsBySlug(ctx, slug)
+	ref, err := r.store.PostSlugOf(ctx, slug)
 	if err != nil {
 		return nil, err
 	}
 	// Another post's write may take the slug over: every post's events
 	// name the feed.
 	gqlhttp.Tag(ctx, frontend.TagFeed)
-	if prev == "" {
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, id)))
+	if ref.Prev == "" {
+		if !ref.PublicAt.IsZero() && !ref.PublicAt.After(r.store.Now()) {
+			r.commentsAhead(ctx, ref.ID)
+		}
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, ref.ID)))
 	}
-	posts, errs := r.store.GetPosts(ctx, []string{id, prev})
+	posts, errs := r.store.GetPosts(ctx, []string{ref.ID, ref.Prev})
 	if errs[0] == nil && r.sees(ctx, posts[0]) {
 		return r.primedPost(ctx, nil)(posts[0], nil)
 	}

@@ -56,6 +56,7 @@ var textBytes = map[string]int{
 	"Publication.slug":       storage.MaxSlugBytes,
 	"Publication.title":      4 * storage.MaxTitleLength,
 	"Publication.hosts":      storage.MaxPublicationHosts * storage.MaxHostLength,
+	"Publication.locales":    35, // each, a BCP 47 tag, as Site.locales
 	"PublicationEdge.cursor": cursorBytes,
 
 	"PublicationMemberEdge.cursor": cursorBytes,

@@ -17,9 +17,9 @@ import (
 
 // A publication's staff. A token bound to a publication (its pub claim)
 // names an account; its role is the account's in the publication's staff
-// (storage/staff.go), read once a request and held by the server for 5
-// seconds, never the token's alone: removing someone takes effect within
-// that. The role maps to the checks made of every actor
+// (storage/staff.go), read once a request and held by the server until
+// the change feed brings a change of it (at most 5 seconds), never the
+// token's alone. The role maps to the checks made of every actor
 // (auth.Actor.InPublication): owners, admins and editors are admins,
 // except where the publication is managed (manages), authors and
 // contributors are authors, and contributors publish nothing. A token
@@ -33,6 +33,10 @@ import (
 // on another.
 var errOtherPublication = fmt.Errorf("%w: the token is bound to another publication", auth.ErrForbidden)
 
+// errOtherSession is the error of a reader session's token used on
+// another publication than the one it was made on.
+var errOtherSession = fmt.Errorf("%w: the session was made on another publication; sign in on this one", auth.ErrForbidden)
+
 // errDefaultOnly is the error of a staff token bound to no publication
 // used on a publication other than the default one.
 var errDefaultOnly = fmt.Errorf("%w: the token is for the default publication; use a token bound to this publication", auth.ErrForbidden)
@@ -45,8 +49,12 @@ var errNotStaff = fmt.Errorf("%w: the token's account is not on this publication
 // slug is slug) when its token is bound to one: one GetItem of its
 // membership, none while the server holds it. A token bound to another
 // publication is errOtherPublication, one whose account is not on the
-// staff errNotStaff; a token bound to none is unboundActor's.
+// staff errNotStaff, a reader session's made on another publication
+// errOtherSession; a token bound to none is unboundActor's.
 func staffActor(ctx context.Context, store *storage.Store, slug string, a auth.Actor) (auth.Actor, error) {
+	if a.SessionPublication != "" && a.SessionPublication != store.Publication() {
+		return a, errOtherSession
+	}
 	if !a.Scoped() {
 		return unboundActor(store, a)
 	}
@@ -142,6 +150,16 @@ func (r *Resolver) staffManager(ctx context.Context, ref string) (*storage.Store
 			return nil, false, err
 		}
 		slug = p.Slug
+	}
+	if a.Scoped() && slug == "" && a.Publication != st.Publication() {
+		// A token bound by slug, naming the host's own publication by id.
+		p, err := r.store.GetPublication(ctx, st.Publication())
+		if err != nil && !errors.Is(err, storage.ErrNotFound) {
+			return nil, false, fmt.Errorf("publication %q: %w", ref, err)
+		}
+		if p != nil {
+			slug = p.Slug
+		}
 	}
 	owner := a.IsPlatformAdmin() || (a.IsAdmin() && !a.Scoped())
 	switch {

@@ -51,5 +51,5 @@ func SignIn(site, redirectTo, token, code string, ttl time.Duration) (storage.Em
 	text := fmt.Sprintf("Sign in to %s with this link, within %d minutes:\n\n%s\n\nOr enter this code: %s\n\n"+
 		"If you did not ask to sign in, ignore this email: nothing happens without the link or the code.\n",
 		site, minutes, link, code)
-	return storage.Email{Kind: "sign-in", Subject: "Your sign-in link for " + site, Text: text, HTML: html.String()}, nil
+	return storage.Email{Kind: "sign-in", Urgent: true, Subject: "Your sign-in link for " + site, Text: text, HTML: html.String()}, nil
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/textproto"
 	"net/url"
 	"strconv"
 	"time"
@@ -170,6 +171,63 @@ func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
 		return fmt.Errorf("smtp %s:%d: %w", s.cfg.Host, s.cfg.Port, err)
 	}
 	return nil
+}
+
+// SendCommitted sends e as Send does, and calls commit once the server
+// has every byte of the message but the final dot, which makes it take
+// the message for good: the outbox records the email as sent then, so a
+// server killed at any moment after sends it to nobody twice. When commit
+// fails, the session is cut before the dot and the server takes nothing;
+// an error after commit is the server's answer to the dot, or a failure
+// before it reads the dot. It returns commit's error as it is.
+func (s *SMTP) SendCommitted(ctx context.Context, e storage.Email, commit func() error) error {
+	m, err := message(s.cfg.From, s.cfg.Host, e)
+	if err != nil {
+		return err
+	}
+	from, err := m.GetSender(false)
+	if err != nil {
+		return fmt.Errorf("%w: sender: %w", ErrPermanent, err)
+	}
+	c, err := gomail.NewClient(s.cfg.Host, s.opts...)
+	if err != nil {
+		return fmt.Errorf("%w: SMTP client: %w", ErrPermanent, err)
+	}
+	sc, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return s.failed(err)
+	}
+	defer sc.Close() // after QUIT, or instead of the dot
+	if err := sc.Mail(from); err != nil {
+		return s.failed(err)
+	}
+	if err := sc.Rcpt(e.To); err != nil {
+		return s.failed(err)
+	}
+	w, err := sc.Data()
+	if err != nil {
+		return s.failed(err)
+	}
+	if _, err := m.WriteTo(w); err != nil {
+		return s.failed(err)
+	}
+	if err := commit(); err != nil {
+		return err
+	}
+	if err := w.Close(); err != nil {
+		return s.failed(err)
+	}
+	_ = sc.Quit() // the message went, whatever QUIT answers
+	return nil
+}
+
+// failed returns the error err of an SMTP session, wrapping ErrPermanent
+// when the server answered with a 5xx reply.
+func (s *SMTP) failed(err error) error {
+	if te, ok := errors.AsType[*textproto.Error](err); ok && te.Code >= 500 {
+		return fmt.Errorf("%w: smtp %s:%d: %w", ErrPermanent, s.cfg.Host, s.cfg.Port, err)
+	}
+	return fmt.Errorf("smtp %s:%d: %w", s.cfg.Host, s.cfg.Port, err)
 }
 
 // message returns e as a MIME message from the address from: a text and

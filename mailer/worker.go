@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -45,18 +46,26 @@ func (l Local) Send(ctx context.Context, e storage.Email) error {
 }
 
 // Worker sends the outbox's emails that are due, when woken (Wake) and
-// every pollEvery, one at a time, at most at its rate (Limit).
+// every pollEvery, one at a time in each lane, at most at its rate
+// (Limit). The urgent lane (sign-in emails) has a loop of its own, so a
+// newsletter being sent delays a sign-in email by a turn of the rate at
+// most, never by the newsletter's length.
 type Worker struct {
 	store   *storage.Store
 	sender  Sender
 	logger  *slog.Logger
-	wake    chan struct{}
-	limiter *rate.Limiter // nil: no limit
+	wake    [2]chan struct{} // by lane
+	limiter *rate.Limiter    // nil: no limit
 }
+
+// lanes are the outbox's lanes, the urgent first.
+var lanes = [2]storage.MailLane{storage.LaneUrgent, storage.LaneBulk}
 
 // Limit makes the worker send at most perSecond emails a second, with
 // bursts of up to a second's worth; zero or less is no limit. It returns
-// w. A fleet of n servers sends up to n times as many.
+// w. A fleet of n servers sends up to n times as many. Both lanes share
+// the limit: the urgent lane's emails take their turn beside the bulk
+// lane's, at most a turn or two after the next.
 func (w *Worker) Limit(perSecond float64) *Worker {
 	w.limiter = nil
 	if perSecond > 0 {
@@ -67,39 +76,61 @@ func (w *Worker) Limit(perSecond float64) *Worker {
 
 // NewWorker returns the worker that sends store's outbox with sender.
 func NewWorker(store *storage.Store, sender Sender, logger *slog.Logger) *Worker {
-	return &Worker{store: store, sender: sender, logger: logger, wake: make(chan struct{}, 1)}
+	return &Worker{store: store, sender: sender, logger: logger, wake: [2]chan struct{}{make(chan struct{}, 1), make(chan struct{}, 1)}}
 }
 
 // Wake makes the worker look for due emails now: an email was enqueued.
 func (w *Worker) Wake() {
-	select {
-	case w.wake <- struct{}{}:
-	default:
+	for _, c := range w.wake {
+		select {
+		case c <- struct{}{}:
+		default:
+		}
 	}
 }
 
-// Run sends due emails until ctx is done.
+// Run sends due emails, each lane in a loop of its own, until ctx is
+// done.
 func (w *Worker) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for i, lane := range lanes {
+		wg.Go(func() { w.run(ctx, lane, w.wake[i]) })
+	}
+	wg.Wait()
+}
+
+func (w *Worker) run(ctx context.Context, lane storage.MailLane, wake <-chan struct{}) {
 	tick := time.NewTicker(pollEvery)
 	defer tick.Stop()
 	for {
-		if err := w.SendDue(ctx); err != nil && ctx.Err() == nil {
+		if err := w.sendLane(ctx, lane); err != nil && ctx.Err() == nil {
 			w.logger.Warn("mail outbox", "err", err)
 		}
 		select {
 		case <-ctx.Done():
 			return
-		case <-w.wake:
+		case <-wake:
 		case <-tick.C:
 		}
 	}
 }
 
-// SendDue sends the emails due now, each after claiming it, and records
-// each outcome. It returns the first error of the table.
+// SendDue sends the emails due now, the urgent lane's first, each after
+// claiming it, and records each outcome. It returns the first error of
+// the table.
 func (w *Worker) SendDue(ctx context.Context) error {
+	for _, lane := range lanes {
+		if err := w.sendLane(ctx, lane); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendLane sends the emails of lane due now.
+func (w *Worker) sendLane(ctx context.Context, lane storage.MailLane) error {
 	for {
-		due, err := w.store.DueMail(ctx, w.store.Now(), batch)
+		due, err := w.store.DueMail(ctx, lane, w.store.Now(), batch)
 		if err != nil || len(due) == 0 {
 			return err
 		}
@@ -126,8 +157,22 @@ func (w *Worker) send(ctx context.Context, e storage.Email) error {
 	}
 	e.Attempts++
 	sctx, cancel := context.WithTimeout(ctx, attemptTimeout)
-	err = w.sender.Send(sctx, e)
+	var commitErr error
+	if cs, ok := w.sender.(committer); ok {
+		err = cs.SendCommitted(sctx, e, func() error {
+			commitErr = w.store.CommitMail(context.WithoutCancel(ctx), e, w.sender.Transport())
+			return commitErr
+		})
+	} else {
+		err = w.sender.Send(sctx, e)
+	}
 	cancel()
+	switch {
+	case errors.Is(commitErr, storage.ErrVersionConflict):
+		return nil // the claim lapsed and another server took the email
+	case commitErr != nil:
+		return commitErr // the claim lapses and the email is tried again
+	}
 	r := storage.MailResult{Sent: err == nil, Transport: w.sender.Transport()}
 	switch {
 	case err == nil:
@@ -140,6 +185,12 @@ func (w *Worker) send(ctx context.Context, e storage.Email) error {
 	}
 	// The outcome is recorded even when ctx ends: the email went.
 	return w.store.FinishMail(context.WithoutCancel(ctx), e, r)
+}
+
+// committer is a Sender that records an email as sent at the last moment
+// before its server takes it for good (SMTP's final dot): *SMTP.
+type committer interface {
+	SendCommitted(ctx context.Context, e storage.Email, commit func() error) error
 }
 
 // backoff is the wait after the attempt-th failure: 30 s doubling, at

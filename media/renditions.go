@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/blogql/blog/storage"
 )
@@ -87,7 +88,7 @@ func allowedWidth(w int) bool { return slices.Contains(Widths, w) }
 // many ask at the same time) and kept. It returns ErrNotFound for no item,
 // or a width or format the item has no rendition in.
 func (s *Service) rendition(ctx context.Context, id string, width int, format string) ([]byte, error) {
-	key := renditionKey(id, width, format)
+	key := s.renditionKey(id, width, format)
 	data, err := s.bucket.Get(ctx, key, s.opts.MaxBytes)
 	if !errors.Is(err, errNoObject) {
 		return data, err
@@ -120,7 +121,8 @@ func (s *Service) rendition(ctx context.Context, id string, width int, format st
 // make makes m's rendition at width in format and keeps it in the
 // bucket. It waits for a worker and for the pixels it decodes to be free,
 // up to the deadline of ctx (errBusy then); the decoding and encoding
-// themselves cannot be stopped, so they hold both until they end.
+// themselves cannot be stopped, so they hold both until they end, and
+// what they make is kept even when ctx ended first.
 func (s *Service) make(ctx context.Context, m *storage.Media, width int, format string) ([]byte, error) {
 	release, err := s.reserve(ctx, int64(max(1, m.Frames))*int64(m.Width)*int64(m.Height))
 	if err != nil {
@@ -131,7 +133,13 @@ func (s *Service) make(ctx context.Context, m *storage.Media, width int, format 
 	go func() {
 		defer close(done)
 		defer release()
-		out, err = s.transform(ctx, m, width, format)
+		// Kept even when ctx ends first: the work is done by then, and
+		// the asker told to try again finds it in the bucket.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), keepTimeout)
+		defer cancel()
+		if out, err = s.transform(ctx, m, width, format); err == nil {
+			err = s.bucket.Put(ctx, s.renditionKey(m.ID, width, format), contentTypes[format], out)
+		}
 	}()
 	select {
 	case <-done:
@@ -141,15 +149,16 @@ func (s *Service) make(ctx context.Context, m *storage.Media, width int, format 
 	if err != nil {
 		return nil, err
 	}
-	if err := s.bucket.Put(ctx, renditionKey(m.ID, width, format), contentTypes[format], out); err != nil {
-		return nil, err
-	}
 	return out, nil
 }
 
+// keepTimeout bounds the reading of an original and the keeping of its
+// rendition once made, which outlive a request that stopped waiting.
+const keepTimeout = time.Minute
+
 // transform reads m's original and returns it at width in format.
 func (s *Service) transform(ctx context.Context, m *storage.Media, width int, format string) ([]byte, error) {
-	data, err := s.bucket.Get(ctx, originalKey(m.ID), s.opts.MaxBytes)
+	data, err := s.bucket.Get(ctx, s.originalKey(m.ID), s.opts.MaxBytes)
 	if err != nil {
 		return nil, err
 	}

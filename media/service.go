@@ -33,6 +33,10 @@ const (
 	DefaultTransformTimeout = 20 * time.Second
 )
 
+// DefaultConcurrency is the renditions made at once when
+// Options.Concurrency is zero: one fewer than GOMAXPROCS, at least one.
+func DefaultConcurrency() int { return max(1, runtime.GOMAXPROCS(0)-1) }
+
 // Widths are the widths renditions may have, besides an original's own
 // width when it is narrower than the widest: no other is made, so nobody
 // can make the server transform at will.
@@ -53,7 +57,8 @@ type Options struct {
 	// TransformTimeout bounds the making of one rendition.
 	TransformTimeout time.Duration
 	// Concurrency is how many renditions are made at once; zero: one
-	// per CPU.
+	// fewer than the cores the process runs on (GOMAXPROCS), at least
+	// one, so a core is left to the requests that are not renditions.
 	Concurrency int
 	// AVIF offers AVIF renditions too.
 	AVIF bool
@@ -64,6 +69,13 @@ type Options struct {
 	// declared size when an upload starts and against the actual size, in
 	// the transaction that makes the media item, when it completes.
 	Quota storage.MediaQuota
+	// Publication, when set, is the id of the publication, other than
+	// the default, whose library this is: its originals and renditions
+	// live under publications/<id>/media/ in the bucket, so a rendition
+	// of another publication's is never served from it. Uploads share
+	// uploads/ (their records are the publication's), which the default
+	// library's Sweep keeps.
+	Publication string
 	// Logger receives the failures of renditions.
 	Logger *slog.Logger
 	// Now is the time Sweep compares with the bucket's times of objects;
@@ -81,6 +93,9 @@ type Service struct {
 	workers *semaphore.Weighted
 	pixels  *semaphore.Weighted
 	flight  singleflight.Group
+	// media is where the library's originals and renditions live in the
+	// bucket (Options.Publication).
+	media string
 }
 
 // New returns the media library of store, kept in bucket.
@@ -101,7 +116,7 @@ func New(store *storage.Store, bucket *Bucket, opts Options) *Service {
 		opts.TransformTimeout = DefaultTransformTimeout
 	}
 	if opts.Concurrency <= 0 {
-		opts.Concurrency = runtime.NumCPU()
+		opts.Concurrency = DefaultConcurrency()
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
@@ -110,21 +125,27 @@ func New(store *storage.Store, bucket *Bucket, opts Options) *Service {
 		opts.Now = time.Now
 	}
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
-	return &Service{store: store, bucket: bucket, opts: opts,
+	prefix := mediaPrefix
+	if opts.Publication != "" {
+		prefix = "publications/" + opts.Publication + "/" + mediaPrefix
+	}
+	return &Service{store: store, bucket: bucket, opts: opts, media: prefix,
 		workers: semaphore.NewWeighted(int64(opts.Concurrency)), pixels: semaphore.NewWeighted(2 * opts.MaxPixels)}
 }
 
 // The bucket's layout: uploads arrive under uploadPrefix and, once
-// checked, the original and its renditions live under mediaPrefix<id>/.
+// checked, the original and its renditions live under mediaPrefix<id>/
+// (under publications/<publication>/ for a publication other than the
+// default: Options.Publication).
 const (
 	uploadPrefix = "uploads/"
 	mediaPrefix  = "media/"
 )
 
-func uploadKey(id string) string   { return uploadPrefix + id }
-func originalKey(id string) string { return mediaPrefix + id + "/original" }
-func renditionKey(id string, w int, f string) string {
-	return mediaPrefix + id + "/" + strconv.Itoa(w) + "." + f
+func uploadKey(id string) string                { return uploadPrefix + id }
+func (s *Service) originalKey(id string) string { return s.media + id + "/original" }
+func (s *Service) renditionKey(id string, w int, f string) string {
+	return s.media + id + "/" + strconv.Itoa(w) + "." + f
 }
 
 // Upload is a presigned upload handed out: PUT the bytes to URL with
@@ -214,14 +235,14 @@ func (s *Service) CompleteUpload(ctx context.Context, owner, id, alt string) (*s
 		return nil, s.refuse(ctx, id, reason)
 	}
 	m.Alt = alt
-	if err := s.bucket.Put(ctx, originalKey(id), contentTypes[m.Format], data); err != nil {
+	if err := s.bucket.Put(ctx, s.originalKey(id), contentTypes[m.Format], data); err != nil {
 		return nil, err
 	}
 	done, err := s.store.CompleteUpload(ctx, *m, s.opts.Quota)
 	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
 		// Over the quota: nothing is kept, the upload's object and record
 		// included (a smaller file needs an upload of its own).
-		return nil, errors.Join(s.bucket.Delete(ctx, originalKey(id)), s.bucket.Delete(ctx, uploadKey(id)), s.store.DeleteUpload(ctx, id), qe)
+		return nil, errors.Join(s.bucket.Delete(ctx, s.originalKey(id)), s.bucket.Delete(ctx, uploadKey(id)), s.store.DeleteUpload(ctx, id), qe)
 	}
 	if err != nil {
 		return nil, err
@@ -338,7 +359,7 @@ func (s *Service) Delete(ctx context.Context, m *storage.Media, force bool) erro
 	if err := s.store.DeleteMedia(ctx, m, force); err != nil {
 		return err
 	}
-	return s.bucket.List(ctx, mediaPrefix+id+"/", func(o Object) error { return s.bucket.Delete(ctx, o.Key) })
+	return s.bucket.List(ctx, s.media+id+"/", func(o Object) error { return s.bucket.Delete(ctx, o.Key) })
 }
 
 // Sweep deletes the objects of uploads never completed: those older than

@@ -86,6 +86,19 @@ func (p Pattern) Slug(host string) (string, bool) {
 	return slug, true
 }
 
+// Host returns the host the pattern makes of slug: false when the pattern
+// is empty or the host would match no slug (Slug).
+func (p Pattern) Host(slug string) (string, bool) {
+	if p == (Pattern{}) {
+		return "", false
+	}
+	h := p.prefix + slug + p.suffix
+	if s, ok := p.Slug(h); !ok || s != slug {
+		return "", false
+	}
+	return h, true
+}
+
 // String returns the pattern as it was written.
 func (p *Pattern) String() string {
 	if p == nil || *p == (Pattern{}) {

@@ -12,11 +12,13 @@
 // names. A host no publication claims gets 404 on every route, never
 // another publication's site.
 //
-// Host claims and directory items are global items, which the change feed
-// turns into no event: a host's answer is dropped when it expires, so a
-// host added to a publication is served within UnknownTTL of its claim
-// (at once when it was not asked for), and a host removed from one still
-// reaches it for at most HostTTL on a server that held it.
+// What is held follows the change feed (Forget): a write that changes
+// what a host resolves to changes its publication's directory item, whose
+// event, publication.updated, drops the hosts it names, before and after,
+// and the publication's built handler on every server. HostTTL is a
+// safety net for a server whose feed lags or has stopped, not how soon a
+// change is seen: a host moved, removed or added is served as it now is
+// once the event has reached the server, usually within a second or two.
 package routing
 
 import (
@@ -35,7 +37,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultHostTTL    = 30 * time.Second
+	// DefaultHostTTL bounds how long a server whose change feed has
+	// stopped serves a host's old publication: as long as a built
+	// handler (DefaultSiteTTL), which a stopped feed keeps as long.
+	DefaultHostTTL    = 10 * time.Minute
 	DefaultUnknownTTL = 5 * time.Second
 	DefaultMaxHosts   = 10000
 	DefaultMaxSites   = 64
@@ -67,8 +72,9 @@ type Options struct {
 	// answered with 503 and not kept.
 	Build func(ctx context.Context, id string) (http.Handler, error)
 	// HostTTL and UnknownTTL are how long a host's publication, and a
-	// host's lack of one, are held; MaxHosts bounds the hosts held,
-	// MaxSites the built handlers. Zero means the Default of each.
+	// host's lack of one, are held at most (Forget drops them earlier);
+	// MaxHosts bounds the hosts held, MaxSites the built handlers. Zero
+	// means the Default of each.
 	HostTTL, UnknownTTL time.Duration
 	MaxHosts, MaxSites  int
 	SiteTTL             time.Duration

@@ -37,7 +37,7 @@ expect() {
 	Benchmark*) flags=(-run '^$' -bench "$pattern" -benchtime 1x) ;;
 	*) flags=(-run "$pattern") ;;
 	esac
-	if out=$(env -u DYNAMODB_ENDPOINT REQUIRE_DYNAMODB=1 go test -count=1 -v "${flags[@]}" "$pkg" 2>&1); then
+	if out=$(env -u DYNAMODB_ENDPOINT -u DYNAMODB_ENDPOINTS REQUIRE_DYNAMODB=1 go test -count=1 -v "${flags[@]}" "$pkg" 2>&1); then
 		fail "$pkg passed without DynamoDB Local"
 	fi
 	for n in "$@"; do

@@ -13,6 +13,10 @@
 #   scripts/dynamodb-local.sh status [PORT]       exit 0 if it is running and answering
 #   scripts/dynamodb-local.sh run [PORT] -- CMD... start, run CMD with DYNAMODB_ENDPOINT
 #                                                 exported, stop on exit; exits with CMD's code
+#   scripts/dynamodb-local.sh run P1,P2,... -- CMD...
+#                                                 as run, one instance on each port, all of
+#                                                 them in DYNAMODB_ENDPOINTS (the first in
+#                                                 DYNAMODB_ENDPOINT)
 #
 #   eval "$(scripts/dynamodb-local.sh start)" && export DYNAMODB_ENDPOINT
 #
@@ -283,15 +287,27 @@ do_run() {
     port="$1"
     shift
   fi
-  [[ $# -gt 0 && "$1" == "--" ]] || die "usage: $0 run [PORT] -- CMD [ARGS...]"
+  [[ $# -gt 0 && "$1" == "--" ]] || die "usage: $0 run [PORT[,PORT...]] -- CMD [ARGS...]"
   shift
   [[ $# -gt 0 ]] || die "run: no command given"
-  check_port "$port"
+  local -a ports
+  IFS=, read -ra ports <<<"$port"
+  local p
+  for p in "${ports[@]}"; do check_port "$p"; done
 
-  local out
-  out="$(do_start "$port")" || exit 1
-  export DYNAMODB_ENDPOINT="${out#DYNAMODB_ENDPOINT=}"
-  trap 'do_stop "'"$port"'"' EXIT
+  # Several ports: one instance on each, all listed in DYNAMODB_ENDPOINTS,
+  # over which the tests spread (internal/dynamotest/endpoint).
+  local out endpoints=""
+  # shellcheck disable=SC2064 # the ports, checked numbers, now
+  trap "for p in ${ports[*]}; do do_stop \$p; done" EXIT
+  for p in "${ports[@]}"; do
+    out="$(do_start "$p")" || exit 1
+    endpoints+="${endpoints:+,}${out#DYNAMODB_ENDPOINT=}"
+  done
+  export DYNAMODB_ENDPOINT="${endpoints%%,*}"
+  if (( ${#ports[@]} > 1 )); then
+    export DYNAMODB_ENDPOINTS="$endpoints"
+  fi
 
   # Run CMD as a waited-for child (keeping our stdin) so that a signal to this
   # script is acted on at once: forward it, then stop DynamoDB Local on EXIT.

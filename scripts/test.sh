@@ -9,11 +9,11 @@
 #   scripts/test.sh          the suite, both backends (a few minutes)
 #   scripts/test.sh -long    the long runs only (load, soak, crash, fleet:
 #                            the tests that call longtest.Skip), both
-#                            backends, with the race detector (CI runs it)
+#                            backends, as the suite (CI runs it)
 #
-# The DynamoDB Local pass runs without the race detector: it would check
+# The DynamoDB Local passes run without the race detector: it would check
 # the same code as the embedded pass, which has it on, more slowly.
-# RACE_ON_DYNAMODB=1 turns it on there too (CI does).
+# RACE_ON_DYNAMODB=1 turns it on there too.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,6 +23,15 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 timeout=30m
 port="${DYNAMODB_LOCAL_PORT:-8765}"
 s3port="${S3RVER_PORT:-8766}"
+# Four DynamoDB Locals, the tests spread over them by name
+# (internal/dynamotest/endpoint): each does its queries in one thread, and
+# its writes to tables with a stream slow down as the stream records of
+# every table it had add up.
+ports="${DYNAMODB_LOCAL_PORTS:-$port,$((port + 1000)),$((port + 2000)),$((port + 3000))}"
+race=()
+if [[ "${RACE_ON_DYNAMODB:-}" == "1" ]]; then
+	race=(-race)
+fi
 
 # The packages whose tests run on the DynamoDB internal/dynamotest
 # chooses: the others test the same thing on either backend.
@@ -55,11 +64,11 @@ if [[ "${1:-}" == "-long" ]]; then
 	echo "== long tests: $(echo "$names" | paste -sd ' ')"
 	echo "== long tests on the embedded engine"
 	# shellcheck disable=SC2086
-	env -u DYNAMODB_ENDPOINT BLOG_LONG=1 go test -race -count=1 -timeout "$timeout" -run "$pattern" "$@" $packages
+	env -u DYNAMODB_ENDPOINT -u DYNAMODB_ENDPOINTS BLOG_LONG=1 go test -race -count=1 -timeout "$timeout" -run "$pattern" "$@" $packages
 	echo "== long tests on DynamoDB Local"
 	# shellcheck disable=SC2086
-	scripts/dynamodb-local.sh run "$port" -- env BLOG_LONG=1 REQUIRE_DYNAMODB=1 \
-		go test -race -count=1 -timeout "$timeout" -run "$pattern" "$@" $packages
+	scripts/dynamodb-local.sh run "$ports" -- env BLOG_LONG=1 REQUIRE_DYNAMODB=1 \
+		go test "${race[@]}" -count=1 -timeout "$timeout" -run "$pattern" "$@" $packages
 	exit 0
 fi
 
@@ -68,15 +77,11 @@ fi
 first=(./tests ./storage)
 
 echo "== go test -race on the embedded engine"
-env -u DYNAMODB_ENDPOINT -u S3_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" "${first[@]}" ./...
+env -u DYNAMODB_ENDPOINT -u DYNAMODB_ENDPOINTS -u S3_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" "${first[@]}" ./...
 
-race=()
-if [[ "${RACE_ON_DYNAMODB:-}" == "1" ]]; then
-	race=(-race)
-fi
 echo "== go test ${race[*]:+${race[*]} }on DynamoDB Local"
 # shellcheck disable=SC2046
-scripts/dynamodb-local.sh run "$port" -- env REQUIRE_DYNAMODB=1 \
+scripts/dynamodb-local.sh run "$ports" -- env REQUIRE_DYNAMODB=1 \
 	go test "${race[@]}" -count=1 -timeout "$timeout" "$@" "${first[@]}" $(backend_packages)
 
 # The media library's tests (TestMedia…) on s3rver: the other tests keep

@@ -50,11 +50,14 @@ var Languages = []string{"en", "de", "es", "fr", "it", "nl", "pt", "standard"}
 // Fields of a document. Only title and body are stored, for snippets;
 // categories and author are keywords for filters and facets; names holds
 // the author's name and the categories' names, so a search for an author
-// finds their posts.
+// finds their posts; words holds the title's and body's words as written
+// (lower-cased, not stemmed: analyzerSurface), the dictionary a typo is
+// matched against (query.go), neither stored nor scored.
 const (
 	fieldTitle      = "title"
 	fieldBody       = "body"
 	fieldNames      = "names"
+	fieldWords      = "words"
 	fieldCategories = "categories"
 	fieldAuthor     = "author"
 )
@@ -66,8 +69,9 @@ const (
 	keyLanguage = "language"
 	// layoutVersion is kept with the language (keyLanguage): an index of
 	// another layout is built again. 2: documents analyzed by their
-	// posts' locales.
-	layoutVersion = "2"
+	// posts' locales. 3: Polish analyzed by one stemmer shared by
+	// every index (polish.go). 4: the words as written (fieldWords).
+	layoutVersion = "4"
 	dirPrefix     = "index-"
 )
 
@@ -76,6 +80,7 @@ type document struct {
 	Title      string   `json:"title"`
 	Body       string   `json:"body"`
 	Names      string   `json:"names"`
+	Words      string   `json:"words"`
 	Categories []string `json:"categories"`
 	Author     string   `json:"author"`
 	// Lang names the analyzer of the post's locale (analyzerOf), "" for
@@ -95,6 +100,7 @@ func newMapping(language string) mapping.IndexMapping {
 	m := bleve.NewIndexMapping()
 	m.DefaultMapping = docMapping(language)
 	addLanguageMappings(m, docMapping)
+	addSurfaceAnalyzer(m)
 	m.DefaultAnalyzer = language
 	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
 	return m
@@ -120,6 +126,9 @@ func docMapping(analyzer string) *mapping.DocumentMapping {
 	doc.AddFieldMappingsAt(fieldTitle, text(true))
 	doc.AddFieldMappingsAt(fieldBody, text(true))
 	doc.AddFieldMappingsAt(fieldNames, text(false))
+	words := text(false)
+	words.Analyzer = analyzerSurface
+	doc.AddFieldMappingsAt(fieldWords, words)
 	doc.AddFieldMappingsAt(fieldCategories, keyword())
 	doc.AddFieldMappingsAt(fieldAuthor, keyword())
 	doc.AddFieldMappingsAt(fieldLang, keyword())
@@ -285,6 +294,7 @@ func (x *index) idsWith(ctx context.Context, field, value string) ([]string, err
 // copies on the post, for a rename the post's copies may not show yet).
 func documentOf(p *storage.Post, names renames) document {
 	d := document{Title: p.Title, Body: plainText(p), Author: p.AuthorID, Lang: analyzerOf(p.Locale)}
+	d.Words = d.Title + "\n" + d.Body
 	author := p.AuthorName
 	if n, ok := names.authors[p.AuthorID]; ok {
 		author = n

@@ -80,7 +80,7 @@ func analyzerOf(locale string) string {
 // postLanguages and CJK, made by docMapping with that analyzer.
 func addLanguageMappings(m *mapping.IndexMappingImpl, docMapping func(analyzer string) *mapping.DocumentMapping) {
 	for _, l := range append(slices.Clone(postLanguages), analyzerCJK) {
-		m.AddDocumentMapping(l, docMapping(l))
+		m.AddDocumentMapping(l, docMapping(bleveAnalyzer(l)))
 	}
 }
 
@@ -127,7 +127,7 @@ func (s *languageSet) analyzers(m mapping.IndexMapping, primary string) *queryAn
 	slices.Sort(names)
 	q := &queryAnalyzers{primary: m.AnalyzerNamed(primary), byName: map[string]analysis.Analyzer{primary: m.AnalyzerNamed(primary)}}
 	for _, n := range names {
-		a := m.AnalyzerNamed(n)
+		a := m.AnalyzerNamed(bleveAnalyzer(n))
 		if a == nil || n == primary {
 			continue
 		}
@@ -207,6 +207,37 @@ func (q *queryAnalyzers) phraseAnalyzer(text string) analysis.Analyzer {
 		return q.byName["ru"]
 	}
 	return q.primary
+}
+
+// phraseTerms returns the analyzed words of the phrase text by place
+// (phraseTerms with its phraseAnalyzer), a word that another language of
+// the index drops as a stop word left an empty place, as a word of a
+// query is left out (wordTerms): "train de nuit" is one phrase in an
+// English and a French post, whose analyzer drops "de". Nil when no word
+// is left.
+func (q *queryAnalyzers) phraseTerms(text string) []string {
+	a := q.phraseAnalyzer(text)
+	terms := phraseTerms(text, a)
+	if a == q.cjk || len(q.others) == 0 {
+		return terms
+	}
+	first := 0
+	for i, tok := range a.Analyze([]byte(text)) {
+		if i == 0 {
+			first = tok.Position
+		}
+		word := []byte(text[tok.Start:tok.End])
+		for _, o := range q.byName {
+			if o != a && o != q.cjk && len(o.Analyze(word)) == 0 {
+				terms[tok.Position-first] = ""
+				break
+			}
+		}
+	}
+	if !slices.ContainsFunc(terms, func(t string) bool { return t != "" }) {
+		return nil
+	}
+	return terms
 }
 
 // queryAnalyzers returns the analyzers of a query now: those of the

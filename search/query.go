@@ -1,17 +1,14 @@
 package search
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
-	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
 
-	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -155,7 +152,7 @@ func compile(parts []part, an *queryAnalyzers, typos typoWords) (p *plan, ok boo
 	for _, pt := range parts {
 		switch {
 		case pt.phrase:
-			if terms := phraseTerms(pt.text, an.phraseAnalyzer(pt.text)); terms != nil {
+			if terms := an.phraseTerms(pt.text); terms != nil {
 				p.phrases = append(p.phrases, terms)
 			}
 		case pt.prefix:
@@ -201,138 +198,4 @@ func phraseTerms(text string, analyzer analysis.Analyzer) []string {
 		terms[at] = string(tok.Term)
 	}
 	return terms
-}
-
-// MaxTypoWords is how many words of the index a word of a query with a
-// typo may stand for at most: the most frequent of those nearest to it.
-const MaxTypoWords = 10
-
-// typoWords are, by analyzed word of a query, the words of the index a
-// typo may have made it: none for a word the index holds as typed.
-type typoWords map[string][]string
-
-// typoWords returns the typoWords of parts: for each word long enough for
-// typos (FuzzyOneFrom) that neither the titles' nor the bodies' words of
-// the index hold as typed, theirs of the fewest edits within its
-// tolerance (one, or two from FuzzyTwoFrom letters), the MaxTypoWords
-// most frequent. A word the index holds is taken as meant: a typo
-// elsewhere in the query is what found too little. Looking only at the
-// nearest words keeps a search's work to what the reader likely meant
-// instead of every word two edits away.
-func (x *index) typoWords(parts []part, an *queryAnalyzers) (typoWords, error) {
-	snap, release, err := x.snapshot()
-	if err != nil {
-		return nil, err
-	}
-	defer release()
-	words := typoWords{}
-	for _, p := range parts {
-		if p.phrase || p.prefix {
-			continue
-		}
-		if isCJK(p.text) {
-			continue // bigrams, not words with typos
-		}
-		for _, terms := range an.wordTerms(p.text) {
-			for _, term := range terms {
-				edits := fuzziness(utf8.RuneCountInString(p.text))
-				if _, done := words[term]; done || edits == 0 {
-					continue
-				}
-				near, err := nearWords(snap, term, edits)
-				if err != nil {
-					return nil, err
-				}
-				words[term] = near
-			}
-		}
-	}
-	return words, nil
-}
-
-// nearWords returns the words of the titles and bodies nearest to term
-// within edits, the MaxTypoWords most frequent; none when they hold term.
-func nearWords(r *segments.Snapshot, term string, edits int) ([]string, error) {
-	type word struct {
-		edits int
-		count uint64
-	}
-	found := map[string]*word{}
-	for _, f := range []string{fieldTitle, fieldBody} {
-		d, err := r.FieldDictFuzzy(f, term, edits, "")
-		if err != nil {
-			return nil, err
-		}
-		for {
-			e, err := d.Next()
-			if err != nil {
-				_ = d.Close()
-				return nil, err
-			}
-			if e == nil {
-				break
-			}
-			if e.Term == term {
-				_ = d.Close()
-				return nil, nil
-			}
-			w := found[e.Term]
-			if w == nil {
-				w = &word{edits: edits}
-				if edits > 1 && withinEdits(e.Term, term, 1) {
-					w.edits = 1
-				}
-				found[e.Term] = w
-			}
-			w.count += e.Count
-		}
-		if err := d.Close(); err != nil {
-			return nil, err
-		}
-	}
-	fewest := edits
-	for _, w := range found {
-		fewest = min(fewest, w.edits)
-	}
-	var near []string
-	for t, w := range found {
-		if w.edits == fewest {
-			near = append(near, t)
-		}
-	}
-	slices.SortFunc(near, func(a, b string) int {
-		return cmp.Or(cmp.Compare(found[b].count, found[a].count), strings.Compare(a, b))
-	})
-	return near[:min(len(near), MaxTypoWords)], nil
-}
-
-// withinEdits reports whether a and b are at most k edits apart
-// (Levenshtein, over runes).
-func withinEdits(a, b string, k int) bool {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > k || -d > k {
-		return false
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			best = min(best, cur[j])
-		}
-		if best > k {
-			return false
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)] <= k
 }

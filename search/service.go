@@ -63,6 +63,12 @@ type Options struct {
 	// server drops the answers it keeps of searches then, which the
 	// events' own invalidation may have come before.
 	Changed func()
+	// MaxReplay, when positive, is how many events of the log an index
+	// found in Dir may be behind its head when Run starts: one further
+	// behind is built again from the table instead, which costs less for
+	// a publication's few posts than reading every publication's events
+	// since (Publications).
+	MaxReplay int64
 }
 
 // Service is one server's search index of the blog's published posts,
@@ -82,6 +88,9 @@ type Service struct {
 
 	mu  sync.RWMutex
 	cur *index // nil while the first build runs
+	// built is closed once an index serves (cur is set).
+	built     chan struct{}
+	builtOnce sync.Once
 
 	building atomic.Bool
 	applied  atomic.Int64
@@ -115,7 +124,7 @@ func New(store *storage.Store, opts Options) (*Service, error) {
 		opts.Logger = slog.Default()
 	}
 	s := &Service{store: store, opts: opts, log: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent),
-		snaps: newSnapshots(snapshotCount), wake: make(chan struct{}, 1)}
+		snaps: newSnapshots(snapshotCount), wake: make(chan struct{}, 1), built: make(chan struct{})}
 	m := newMapping(opts.Language)
 	s.mapping = m
 	s.analyzer = m.AnalyzerNamed(opts.Language)
@@ -129,6 +138,7 @@ func New(store *storage.Store, opts Options) (*Service, error) {
 		}
 		s.cur = idx
 		if idx != nil {
+			s.setBuilt()
 			if err := idx.languages(&s.langs); err != nil {
 				return nil, err
 			}
@@ -163,6 +173,9 @@ func (s *Service) Position() (int64, bool) {
 	defer s.mu.RUnlock()
 	return s.applied.Load(), s.cur != nil
 }
+
+// Dir returns the directory of the index, "" in memory.
+func (s *Service) Dir() string { return s.opts.Dir }
 
 // Building reports whether a build of the index is under way.
 func (s *Service) Building() bool { return s.building.Load() }
@@ -250,6 +263,9 @@ func (s *Service) step(ctx context.Context, r *runner) error {
 		r.checkHead = false
 		if head < pos {
 			return s.rebuild(ctx, "the event log is behind the index (another table)")
+		}
+		if s.opts.MaxReplay > 0 && head-pos > s.opts.MaxReplay {
+			return s.rebuild(ctx, fmt.Sprintf("the index is %d events behind the log", head-pos))
 		}
 	}
 	// Events at hand that follow the position are applied as they are;
@@ -443,6 +459,7 @@ func (s *Service) rebuild(ctx context.Context, why string) error {
 	s.applied.Store(head)
 	s.changes.Add(1)
 	s.mu.Unlock()
+	s.setBuilt()
 	s.snaps.clear()
 	s.tellChanged()
 	if old != nil {
@@ -513,6 +530,7 @@ func (s *Service) Index(posts []*storage.Post) error {
 	}
 	idx := s.cur
 	s.mu.Unlock()
+	s.setBuilt()
 	for chunk := range slices.Chunk(posts, 1000) {
 		b := idx.b.NewBatch()
 		for _, p := range chunk {
@@ -528,6 +546,9 @@ func (s *Service) Index(posts []*storage.Post) error {
 	}
 	return nil
 }
+
+// setBuilt marks that an index serves.
+func (s *Service) setBuilt() { s.builtOnce.Do(func() { close(s.built) }) }
 
 // tellChanged calls Changed, if set.
 func (s *Service) tellChanged() {

@@ -23,7 +23,10 @@ import (
 // count that is off, an outbox or delivery item whose webhook is gone, a
 // pending delivery out of its index or due long ago (stuck), an author's or
 // category's cleared attribute kept as an empty string, a page index
-// that still disagrees with its list after CountLag: each a named
+// that still disagrees with its list after CountLag, a page's copy in
+// its locale's list missing, stray or stale, an item a deleted account
+// left or a reader's comment, reaction or membership missing from their
+// trail (checkprivacy.go): each a named
 // check of tableChecks, run on one scan of the table (checkscan.go). It
 // reads every item, so it is for tests and maintenance (the command
 // "blog check"), not for serving. An empty list means the table is
@@ -86,10 +89,15 @@ var tableChecks = []tableCheck{
 	{"comment counts", checkCommentCounts},
 	{"page indexes", checkPageIndexes},
 	{"readers", checkReaders},
+	{"privacy", checkPrivacy},
+	{"pages by locale", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+		report(badf, checkLocalePages(s.ks, t.sitePgs, t.pageCopies))
+	}},
 	{"translations", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
 		report(badf, checkTranslations(t.groups, t.posts, t.sitePgs))
 	}},
 	{"counters", checkCounters},
+	{"post quota", checkPostUsage},
 	{"scheduled entries", checkScheduledEntries},
 	{"change feed", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
 		t.feed.Check(s.Now().Unix(), badf)

@@ -35,6 +35,8 @@ type snapshot struct {
 	aslugs   []*authorSlugItem
 	sched    []*scheduleItem
 	stats    statsItem
+	// quota is the posts' counter (quotas.go), nil when missing.
+	quota    *postUsageItem
 	feed     feedstore.Items
 	hooks    webhookItems
 	tags     map[string]*tagItem
@@ -45,6 +47,7 @@ type snapshot struct {
 	counts   map[string]*countItem
 	pageIdx  []*pageIndexItem
 	groups   []*translationItem
+	privacy  privacyItems
 	// pagesLagging are the lists whose page index differs from them:
 	// read again after the allowed lag (checkPageLag).
 	pagesLagging []string
@@ -55,6 +58,9 @@ type snapshot struct {
 	// item) whose comment count alone differs: read again after the
 	// allowed lag. copiesOf are the keys of every copy, by post id.
 	lagging, copiesOf map[string][]key
+
+	// pageCopies are the pages' copies in their locales' lists, by id.
+	pageCopies map[string]*pageItem
 }
 
 // optionalAttrs are, by item type, the optional attributes that a write
@@ -68,7 +74,7 @@ var optionalAttrs = map[string][]string{
 func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 	t := &snapshot{
 		authors: map[string]*authorItem{}, cats: map[string]*categoryItem{}, posts: map[string]*postItem{},
-		sitePgs: map[string]*pageItem{}, readers: map[string]*readerItem{}, tags: map[string]*tagItem{},
+		sitePgs: map[string]*pageItem{}, pageCopies: map[string]*pageItem{}, readers: map[string]*readerItem{}, tags: map[string]*tagItem{},
 		bodies: map[string]*bodyItem{}, counts: map[string]*countItem{},
 		lagging: map[string][]key{}, copiesOf: map[string][]key{},
 	}
@@ -112,6 +118,10 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
 				t.sitePgs[pg.ID] = pg
+			case typeLocalePage:
+				pg := &pageItem{}
+				err = attributevalue.UnmarshalMap(it, pg)
+				t.pageCopies[pg.ID] = pg
 			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost, typeLocalePost, typeLocaleCategoryPost, typeLocaleTagPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
@@ -142,6 +152,11 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				t.aslugs = append(t.aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &t.stats)
+			case typePostUsage:
+				if head.PK == s.ks.PostUsage().PK {
+					t.quota = &postUsageItem{}
+					err = attributevalue.UnmarshalMap(it, t.quota)
+				}
 			case typeTag:
 				tg := &tagItem{}
 				err = attributevalue.UnmarshalMap(it, tg)
@@ -171,9 +186,10 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				g := &translationItem{}
 				err = attributevalue.UnmarshalMap(it, g)
 				t.groups = append(t.groups, g)
-			case typeIdempotency, typeSecret, typeLayout, typeLocaleCopiesMark, typeSite, typePersisted, typePublication, typePublicationSlug, typePublicationHost, typeUpload, typeMedia, typeMediaGone, typeMediaUsage, typeMember, typeStaff, typeStaffCount, typeNewsletterSend:
-			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail, typeTrail:
-			case typePostViews, typePostViewDay, typePopularEntry, typeReaction, typeReactions: // counts, nothing to check
+			case typeIdempotency, typeSecret, typeLayout, typeLocaleCopiesMark, typeTrailsMark, typeSite, typePersisted, typePublication, typePublicationSlug, typePublicationHost, typeUpload, typeMedia, typeMediaGone, typeMediaUsage, typeStaffCount, typeNewsletterSend, typeSignInRate:
+			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeMail, typeTrail, typeMember, typeStaff, typeReaction:
+				err = t.privacy.add(head.Type, it)
+			case typePostViews, typePostViewDay, typePopularEntry, typeReactions: // counts, nothing to check
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)
 			default:

@@ -21,7 +21,8 @@ import (
 // last item returned) is encrypted, so nothing of the table's layout
 // shows, and authenticated together with the list's name, so a cursor
 // that was altered, forged without the key, made with another key or
-// taken from another list is refused with a ValidationError on "after".
+// taken from another list, or from another publication's, is refused
+// with a ValidationError on "after".
 // An empty cursor is no cursor (a PageArgs without one); the GraphQL layer
 // never passes one on: `after: ""` is a client's mistake it refuses.
 //
@@ -121,8 +122,20 @@ func (k cursorKeys) siv(list string, plain []byte) []byte {
 	return h.Sum(sum[:0])[:sivBytes]
 }
 
+// cursorList returns the name list is sealed under: a publication's
+// cursors are refused by every other publication's lists. The default
+// publication's keep the bare name, so the cursors handed out before
+// there were publications still open.
+func (s *Store) cursorList(list string) string {
+	if pub := s.Publication(); pub != DefaultPublication {
+		return "publication " + pub + "\x00" + list
+	}
+	return list
+}
+
 // encodeCursor returns the cursor of the position pos in list.
 func (s *Store) encodeCursor(list string, pos map[string]string) string {
+	list = s.cursorList(list)
 	plain := encodePosition(pos)
 	out := make([]byte, sivBytes+len(plain))
 	iv := s.cursors.siv(list, plain)
@@ -148,6 +161,7 @@ func (s *Store) decodeCursor(list, cursor string) (map[string]string, error) {
 	if err != nil || len(raw) <= sivBytes {
 		return nil, bad
 	}
+	list = s.cursorList(list)
 	plain, ok := s.cursors.open(list, raw)
 	if !ok && s.cursors.legacy != nil {
 		plain, ok = s.cursors.legacy.open(list, raw)

@@ -38,9 +38,10 @@
 //	admins' queue entry      <P>MODQ                    <createdAt>#<postId>#<commentId>                             (copy of a pending comment)
 //	reader                   READER#<sub>               READER#<sub>                                                 (name, avatarUrl)
 //	reader's rate            <P>RATE#READER#<sub>       (same)                                                       (recent, version, expiresAt TTL)
-//	slug reservation         <P>SLUG#<slug>             SLUG#<slug>                                                  (postId, redirect, prevPostId; or pageId, redirect)
+//	slug reservation         <P>SLUG#<slug>             SLUG#<slug>                                                  (postId, redirect, prevPostId, publicAt; or pageId, redirect)
 //	static page (published)  <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
 //	static page (draft)      <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGEDRAFTS / PAGE#<5-digit order>#<id>
+//	page-in-locale copy      <P>PAGE#<id>               LOCALEPAGE                                                   <P>LOCALE#<locale>#PAGES / PAGE#<5-digit order>#<id>   (a published page with a locale: the page item but transGroup/transVer; pagelocales.go)
 //	site settings            <P>SITE                    SITE                                                         (title, description, url, postPath, menus, social, version)
 //	author slug reservation  <P>AUTHORSLUG#<slug>       AUTHORSLUG#<slug>                                            (authorId, redirect)
 //	blog-wide counts         <P>STATS                   STATS                                                        (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
@@ -51,13 +52,13 @@
 //	server's heartbeat       LEASES                     SERVER#<owner>                                               (leaseUntil, expiresAt)
 //	event log head           EVENTLOG                   HEAD                                                         (seq: the last position)
 //	logged event             EVENTLOG                   EVENT#<20-digit position>                                    (position, event: its JSON, expiresAt TTL)
-//	schedule item            <P>SCHEDULE                <publishedAt>#<postId>                                       (postId, at: a scheduled post not yet gone live)
+//	schedule item            <P>SCHEDULE                <publishedAt>#<postId>                                       GOLIVE / <publishedAt>#<pubId>#<postId>   (postId, at: a scheduled post not yet gone live; GOLIVE is global: schedule_index.go)
 //	webhook                  <P>WEBHOOKS                WEBHOOK#<id>                                                 (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
-//	webhooks' count          <P>WEBHOOKS                COUNT                                                        (count, at most 100)
+//	webhooks' count          <P>WEBHOOKS                COUNT                                                        (count, at most 100 and the quota; webhooksMax: the publication's own quota, 0 no bound; quotas.go)
 //	outbox item (pending)    <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             <P>OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
 //	outbox item (done)       <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             (state DELIVERED or FAILED, expiresAt TTL: 7 days)
 //	delivery (history)       <P>WEBHOOK#<id>            DELIVERY#<at>#<eventId>#<attempt>                            (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
-//	renderer                 <P>RENDERER                RENDERER                                                     (version, claimedAt, done, marks: rerender.go)
+//	renderer                 <P>RENDERER                RENDERER                                                     (version, claimedAt, done, marks: rerender.go; walkDone, walkPass, walkAfter, walkRendered: the default publication's, rerender_walk.go)
 //	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
@@ -71,6 +72,7 @@
 //	upload (pending)         <P>UPLOAD#<id>             UPLOAD#<id>                                                  (owner, filename, contentType, byteSize, expiresAt TTL: 24 hours)
 //	media item               <P>MEDIA#<id>              MEDIA#<id>                                                   <P>MEDIA / <createdAt>#<id>   (owner, filename, format, width, height, byteSize, dominantColor, placeholder, alt; bytes in the bucket, package media)
 //	media library's usage    <P>MEDIAUSAGE              MEDIAUSAGE                                                   (bytes, files: of the media items, kept in their transactions; the quota bounds them: mediaquota.go)
+//	posts' counter           <P>POSTUSAGE               POSTUSAGE                                                    (posts: every post, drafts included, kept in the transactions that create and delete them under the quota's condition; postsMax: the publication's own quota, 0 no bound; quotas.go)
 //	member                   <P>MEMBER#<accountId>      MEMBER#<accountId>                                           <P>MEMBERS / <email>#<accountId>   (accountId, email, emailVerified, tier: FREE, newsletter: on or off, newsletters: a string set, createdAt, lastSeenAt: a reader who signed in on the publication)
 //	staff member             <P>STAFF#<accountId>       STAFF#<accountId>                                            <P>STAFF / <accountId>             (accountId, email, role: OWNER|ADMIN|EDITOR|AUTHOR|CONTRIBUTOR, createdAt, updatedAt, version: staff.go)
 //	owners' count            <P>STAFFCOUNT              STAFFCOUNT                                                                                      (owners: updated in every transaction that makes, unmakes or removes an owner, on the condition that one is left: staff.go)
@@ -83,10 +85,10 @@
 //	layout 5 checkpoint      LAYOUT                     MIGRATION#5                                                  (lastPK, lastSK: while the migration to layout 5 runs)
 //	account                  ACCOUNT#<id>               ACCOUNT#<id>                                                 (email, emailVerified, createdAt, signedInAt: a reader's platform account; global)
 //	account's address        ACCOUNTEMAIL#<email>       (same)                                                       (accountId, createdAt; global)
-//	reader session           ACCOUNT#<id>               SESSION#<sessionId>                                          (refreshHash, replaced: hashes, lastUsedAt, userAgent, expiresAt TTL: 30 days idle; global)
+//	reader session           ACCOUNT#<id>               SESSION#<sessionId>                                          (refreshHash, replaced: hashes, lastUsedAt, userAgent, publication: where it was made, expiresAt TTL: 30 days idle; global)
 //	sign-in request          SIGNIN#<tokenHash>         (same)                                                       SIGNINCODE#<email> / <createdAt>   (email, accountId, redirectTo, codeHash, attempts, expiresAt; global)
 //	sign-in rate             SIGNINRATE#EMAIL#<email>   (same)                                                       (sent: <at>#<address hash>, version, expiresAt TTL; global; SIGNINRATE#CLIENT#<address> the same per client)
-//	email (pending)          MAILBOX                    MAIL#<createdAt>#<id>                                        MAILQ / <nextAttemptAt>#<id>   (to, subject, text, html, kind, attempts; global)
+//	email (pending)          MAILBOX                    MAIL#<createdAt>#<id>                                        MAILQ / <nextAttemptAt>#<id>   (to, subject, text, html, kind, attempts; global; a sign-in email in MAILQ#URGENT, its own lane)
 //	email (sent or failed)   MAILBOX                    MAIL#<createdAt>#<id>                                        (state, transport, lastError, expiresAt TTL: 7 days; bodies gone once sent by SMTP; global)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
@@ -119,7 +121,9 @@
 //	                                     (AND "POST#id#COUNT" without the body; BatchGetItem of the three
 //	                                     keys of each post for many)
 //	post by slug (current or old)        GetItem SLUG#slug, then the Query of POST#id (POST#- for a free
-//	                                     slug: the same requests)
+//	                                     slug: the same requests); the Query of its comments beside it
+//	                                     when the current slug's publicAt (the publishedAt of a post
+//	                                     published, written with it) is past
 //	author by slug (current or old)      GetItem AUTHORSLUG#slug, then GetItem AUTHOR#id
 //	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
@@ -159,6 +163,7 @@
 //	static page by slug (current or old) GetItem SLUG#slug, then GetItem PAGE#id (PAGE#- when a post or
 //	                                     nothing holds the slug: the same cost)
 //	static pages for a menu, by order    Query GSI1 GSI1PK=PAGES (PAGEDRAFTS for the drafts), ascending
+//	a locale's static pages, by order    Query GSI1 GSI1PK=LOCALE#<locale>#PAGES, ascending
 //	site settings                        GetItem SITE, held in the server's memory (below)
 //	drafts' / moderation queue's total   Query of the list's partition, Select COUNT (+1 per MB)
 //	post before a write                  the Query of POST#id and POST#id#COUNT, ConsistentRead (in the
@@ -329,9 +334,13 @@
 // now or earlier removes both; any other write keeps the marker as it is.
 // All of it is in the post's own transaction (one or two actions more, no
 // request more), and every post write is conditional on the marker as
-// read. GoLive, which one server of the fleet runs about every second,
-// reads the due schedule items (one Query of the SCHEDULE partition, SK
-// up to "<now>$", 100 a page) and for each runs one TransactWriteItems
+// read. The schedule item is also in GSI1 partition GOLIVE, global, by
+// "<publishedAt>#<pubId>#<postId>" (the go-live index of every
+// publication: schedule_index.go). GoLive, which one server of the fleet
+// runs about every second, reads the due entries of the index (one Query
+// of GSI1 GOLIVE, GSI1SK up to "<now>$", 100 a page, whatever the number
+// of publications) and for each runs, in the post's publication, one
+// TransactWriteItems
 // that removes the post's marker, on the condition that it still names
 // the item's time, and deletes the item. That write changes no version
 // and nothing a reader sees; it is the go-live the change feed turns into
@@ -342,7 +351,9 @@
 // visible before the sweep reaches it (within about a second): lists
 // read the time, not the marker. The SCHEDULE partition holds only posts
 // waiting for their time and takes one write each way per scheduled
-// post: no hot partition at a blog's rates.
+// post: no hot partition at a blog's rates. GOLIVE takes those writes of
+// every publication: about 1,000 schedule changes a second, platform-wide,
+// before it throttles.
 //
 // # Drafts
 //
@@ -566,8 +577,9 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category, tag, comment, series, static page, site and page index items only:
-// copies, counters, slug reservations, queue entries, readers, rates,
+// stream alike. It reads post, author, category, tag, comment, series, static page, site, page index and staff membership items only,
+// and of the global items the publications' directory items:
+// copies, counters, slug reservations, host claims, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
 // marker) or published (without it), compared before and after the
@@ -613,6 +625,14 @@
 //	                       author:<id>
 //	series.updated         a series created, changed (title, description, cover, its posts'
 //	                       order or membership) or deleted
+//	publication.updated    a publication's directory item created, removed, or its slug, title,
+//	                       hosts or status changed (publicationevents.go): hosts after the write,
+//	                       previousHosts those it left, slug, previousSlugs; every server drops
+//	                       what it holds of those hosts (package routing); no webhook gets it
+//	publication.member.added, .role.changed, .removed
+//	                       a staff membership (STAFF#<account>) written: publicationId,
+//	                       accountId, role and previousRole, never its email; every server
+//	                       drops the role it holds of the account (ForgetStaff)
 //
 // A held item's removal (approval, deletion, TTL) means nothing: the record
 // cannot tell which. A marker added without a new version is Migrate

@@ -425,7 +425,8 @@ package storage
 // request's transaction (signin.go). A session keeps only hashes of its
 // refresh tokens (sessions.go). The outbox (mail.go) is one partition,
 // MAILBOX, read newest first by admins, and its queue GSI1 partition
-// MAILQ; emails are few (sign-in), and a publication's own mail will
+// MAILQ, with the sign-in emails in a lane of their own, MAILQ#URGENT,
+// which no newsletter delays; emails are few (sign-in), and a publication's own mail will
 // want partitions of its own.
 //
 // # Server keys
@@ -461,6 +462,7 @@ package storage
 //	PERSISTED#<hash>     automatic persisted queries: addressed by the query's hash, the same for every publication
 //	READER#<sub>         readers: a platform account signs in once for every publication
 //	LEASES, EVENTLOG     the change feed's leases, heartbeats and event log: one stream a table
+//	GOLIVE               (GSI1 only) the go-live index: every publication's schedule items, by time (schedule_index.go)
 //	ACCOUNT#, ACCOUNTEMAIL#, SIGNIN#, SIGNINCODE#, SIGNINRATE#
 //	                     readers' platform accounts, sessions and sign-in requests (signin.go)
 //	MAILBOX, MAILQ       the mail outbox and its queue (sign-in emails; a publication's own mail will want its own partitions)

@@ -101,6 +101,9 @@ var (
 	ErrSignInLimited = errors.New("too many sign-in emails")
 	// ErrSessionInvalid means a refresh token names no live session.
 	ErrSessionInvalid = errors.New("the session is not valid: sign in again")
+	// ErrSessionElsewhere means a refresh token of a session made on
+	// another publication; nothing was written.
+	ErrSessionElsewhere = errors.New("the session was made on another publication: sign in on this one")
 	// ErrRefreshReused means a refresh token that was already exchanged
 	// came again: the session is revoked, as whoever holds the token may
 	// not be its reader.

@@ -62,6 +62,9 @@ const (
 	// EventPostPagesUpdated: a list's page index changed (numbered.go),
 	// which the pages worker rebuilds after the list's post events.
 	EventPostPagesUpdated EventType = "post.pages.updated"
+	// EventPublicationUpdated: a publication's directory item written,
+	// which changes what its hosts resolve to (publicationevents.go).
+	EventPublicationUpdated EventType = "publication.updated"
 )
 
 const (
@@ -151,6 +154,18 @@ type EventData struct {
 	// PreviousLocale the one a write replaced.
 	Locale         string `json:"locale,omitempty"`
 	PreviousLocale string `json:"previousLocale,omitempty"`
+	// Hosts are a publication's hosts after the write (none for a removed
+	// one), PreviousHosts those it left (publication.updated).
+	Hosts         []string `json:"hosts,omitempty"`
+	PreviousHosts []string `json:"previousHosts,omitempty"`
+	// PublicationID, AccountID, Role and PreviousRole describe a change
+	// of a publication's staff (staffevents.go): the publication, the
+	// account, and its role after and before the write (empty for an
+	// account added or removed).
+	PublicationID string `json:"publicationId,omitempty"`
+	AccountID     string `json:"accountId,omitempty"`
+	Role          string `json:"role,omitempty"`
+	PreviousRole  string `json:"previousRole,omitempty"`
 }
 
 // EventsOf returns the events the stream record rec means, with
@@ -198,6 +213,10 @@ func (p eventPaths) eventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.seriesEvents(r, add)
 	case typePageIndex:
 		err = pageIndexEvents(r, add)
+	case typePublication:
+		err = publicationEvents(r, add)
+	case typeStaff:
+		err = staffEvents(r, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
@@ -317,9 +336,13 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
 	}
 	r.sk = k.SK
+	if id, ok := directoryItem(k.PK, k.SK, k.Type); ok {
+		r.kind, r.pub = typePublication, id
+		return r, nil
+	}
 	// Only the items of a publication that are the truth have a kind;
 	// every copy, counter and record has another type or key, and a
-	// global item no publication, and means no event. A key is read in
+	// global item but the directory's no publication, and means no event. A key is read in
 	// its publication's space: the event carries the publication.
 	pub, ok := keys.Of(k.PK)
 	if !ok {
@@ -336,7 +359,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		k.Type == typeSite && k.PK == keys.SitePartition && k.SK == keys.SitePartition,
 		k.Type == typeTag && strings.HasPrefix(k.PK, keys.PrefixTag) && k.PK == k.SK,
 		k.Type == typeSeries && strings.HasPrefix(k.PK, keys.PrefixSeries) && k.PK == k.SK,
-		k.Type == typePageIndex && strings.HasPrefix(k.PK, prefixPageIndex):
+		k.Type == typePageIndex && strings.HasPrefix(k.PK, prefixPageIndex),
+		k.Type == typeStaff && keys.IsStaff(k.PK, k.SK):
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, keys.PrefixPost) &&
 		(strings.HasPrefix(k.SK, keys.PrefixComment) || strings.HasPrefix(k.SK, keys.PrefixThread) || strings.HasPrefix(k.SK, keys.PrefixHeld)):

@@ -34,6 +34,19 @@ type feed struct {
 	all   []streamtypes.Record
 }
 
+// newFeedTest returns a Store on a new table called name, whose clock
+// reads *now, and the feed of the table's changes.
+func newFeedTest(t *testing.T, name string, now *time.Time) (*Store, *feed) {
+	t.Helper()
+	clock := func() time.Time { return *now }
+	db, table := testBackend(t, clock, name)
+	s := New(db, table, WithClock(clock))
+	if err := s.CreateTable(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	return s, &feed{t: t, db: db, table: table, now: now}
+}
+
 func (f *feed) scan() map[key]map[string]types.AttributeValue {
 	f.t.Helper()
 	items := map[key]map[string]types.AttributeValue{}
@@ -191,12 +204,7 @@ func TestEventsOfWrites(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
 	clock := func() time.Time { return now }
-	db, table := testBackend(t, clock, "events")
-	s := New(db, table, WithClock(clock))
-	if err := s.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f := &feed{t: t, db: db, table: table, now: &now}
+	s, f := newFeedTest(t, "events", &now)
 	f.records()
 
 	var post *Post
@@ -526,13 +534,7 @@ func TestEventsOfWrites(t *testing.T) {
 func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	db, table := testBackend(t, clock, "eventcopies")
-	s := New(db, table, WithClock(clock))
-	if err := s.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f := &feed{t: t, db: db, table: table, now: &now}
+	s, f := newFeedTest(t, "eventcopies", &now)
 	f.records()
 	_, err := s.CreateAuthor(ctx, NewAuthor{ID: "ada", Name: "Ada"})
 	if err == nil {

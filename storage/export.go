@@ -11,11 +11,11 @@ import (
 
 // ExportAccount writes to w, as one JSON document, everything the store
 // holds about the account id: the account, the reader's profile, their
-// sessions (without their secrets) and, by publication, their
-// membership, comments (with their posts' titles) and reactions. It
-// reads the reader's trail a page of 100 at a time and writes each page
-// before reading the next, so its memory does not grow with the number of
-// comments. It returns ErrNotFound, before writing anything, when there
+// sessions (without their secrets), by publication, their membership,
+// comments (with their posts' titles) and reactions, and their staff
+// roles (exportroles.go). It reads the reader's trail, and their roles,
+// a page of 100 at a time and writes each page before reading the next,
+// so its memory does not grow with the number of comments or roles. It returns ErrNotFound, before writing anything, when there
 // is no such account, and ErrAccountClosed for a deleted one; an error
 // after the first byte leaves the document cut short.
 func (s *Store) ExportAccount(ctx context.Context, id string, w io.Writer) error {
@@ -66,7 +66,11 @@ func (s *Store) ExportAccount(ctx context.Context, id string, w io.Writer) error
 		after = page[len(page)-1].k.SK
 	}
 	st.closePub()
-	x.raw("]}\n")
+	x.raw("]")
+	if err := s.exportRoles(ctx, id, x); err != nil {
+		return err
+	}
+	x.raw("}\n")
 	return x.err
 }
 

@@ -3,14 +3,12 @@ package storage_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -19,7 +17,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 )
@@ -112,28 +109,7 @@ func TestLargestInputsFitDynamoDB(t *testing.T) {
 // at their bound; a schedule that moves it to another month; and its
 // deletion with every redirect. DynamoDB refuses more than 100 actions.
 func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
-	var mu sync.Mutex
-	var sent []int
-	record := func(cfg *storage.ClientConfig) {
-		next := dynamotest.Transport(*cfg)
-		cfg.HTTPClient = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
-			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
-				body, err := io.ReadAll(r.Body)
-				if err != nil {
-					return nil, err
-				}
-				r.Body = io.NopCloser(bytes.NewReader(body))
-				var in struct{ TransactItems []json.RawMessage }
-				if err := json.Unmarshal(body, &in); err != nil {
-					return nil, err
-				}
-				mu.Lock()
-				sent = append(sent, len(in.TransactItems))
-				mu.Unlock()
-			}
-			return next.RoundTrip(r)
-		})}
-	}
+	record, sent := recordTransactions()
 	e := newEnv(t, record)
 	ctx := context.Background()
 	e.author("ada", "Ada")
@@ -151,11 +127,7 @@ func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
 	for i := 1; i <= storage.MaxRedirects; i++ {
 		p = e.slug(p, fmt.Sprintf("name-%d", i))
 	}
-	last := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		return sent[len(sent)-1]
-	}
+	last := func() int { s := sent(); return s[len(s)-1].actions }
 	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
 		ID: p.ID, ExpectedVersion: p.Version, Slug: ptr("taken"), Categories: &to, IdempotencyKey: "worst-edit",
 	}))
@@ -168,23 +140,26 @@ func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
 	p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.AddDate(0, 1, 0), IdempotencyKey: "worst-schedule"}))
 	// post; its schedule item; author copy put and deleted, 10 category
 	// copies; author, 10 categories, STATS; idempotency record.
-	// and the count item, and the tombstones over its popular entries
-	equal(t, "schedule actions", last(), 1+1+2+10+12+1+1+3)
+	// and the count item, and the tombstones over its popular entries,
+	// and the slug's publicAt
+	equal(t, "schedule actions", last(), 1+1+2+10+12+1+1+3+1)
 	e.consistent()
 	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: p.ID, IdempotencyKey: "worst-delete"}))
 	// post, its schedule item, its slug and 10 redirects, 11 copies, 12
 	// counters, record.
-	// and the body and count items; a scheduled post has no popular
-	// entries to hide
-	equal(t, "delete actions", last(), 1+1+11+11+12+1+2)
-	mu.Lock()
-	t.Logf("actions of every transaction: %v", sent)
-	for _, n := range sent {
+	// and the body and count items, and the publication's posts'
+	// counter; a scheduled post has no popular entries to hide
+	equal(t, "delete actions", last(), 1+1+11+11+12+1+2+1)
+	var actions []int
+	for _, tx := range sent() {
+		actions = append(actions, tx.actions)
+	}
+	t.Logf("actions of every transaction: %v", actions)
+	for _, n := range actions {
 		if n > 100 {
 			t.Errorf("a transaction of %d actions", n)
 		}
 	}
-	mu.Unlock()
 	e.consistent()
 }
 

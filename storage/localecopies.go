@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
@@ -68,87 +69,108 @@ type LocaleCopies struct {
 	// Posts got copies; Copies is how many copies were put or got
 	// their GSI1 entry.
 	Posts, Copies int
+	// Pages got their copy in their locale's list (pagelocales.go).
+	Pages int
 }
 
 // MigrateLocaleCopies writes the locale copies that published posts with
-// a locale written before them lack (see above). It returns what it did,
-// or the first error, with the checkpoint left where the last finished
-// page put it, so the next run goes on; migrations.ErrStopped when
-// WithMigrationStop stopped it.
+// a locale written before them lack (see above), then those of pages
+// (migrateLocalePageCopies), each sweep with its checkpoint. It returns
+// what it did, or the first error, with the checkpoint left where the
+// last finished page put it, so the next run goes on;
+// migrations.ErrStopped when WithMigrationStop stopped it. Once both are
+// done a run costs two GetItems.
 func (s *Store) MigrateLocaleCopies(ctx context.Context) (LocaleCopies, error) {
 	var out LocaleCopies
-	mk := s.ks.LocaleCopiesMark()
+	err := s.sweepGSI1(ctx, "locale copies", s.ks.LocaleCopiesMark(), s.ks.Partition(keys.FeedPartition), func(it map[string]types.AttributeValue) error {
+		var p struct {
+			ID     string `dynamodbav:"id"`
+			Locale string `dynamodbav:"locale"`
+		}
+		if err := attributevalue.UnmarshalMap(it, &p); err != nil {
+			return fmt.Errorf("decode post: %w", err)
+		}
+		if p.Locale == "" {
+			return nil
+		}
+		n, err := s.addLocaleCopies(ctx, p.ID)
+		if n > 0 {
+			out.Posts++
+			out.Copies += n
+		}
+		return err
+	})
+	if err != nil {
+		return out, err
+	}
+	out.Pages, err = s.migrateLocalePageCopies(ctx)
+	return out, err
+}
+
+// sweepGSI1 calls each for every item of the GSI1 partition part, a page
+// at a time from where the checkpoint mk says the last run stopped, and
+// records after each page where it is; a run that reaches the end marks
+// mk done, and from then on costs one GetItem. what names the sweep in
+// errors. It returns the first error (the checkpoint left where the last
+// finished page put it), or migrations.ErrStopped when WithMigrationStop
+// stopped it.
+func (s *Store) sweepGSI1(ctx context.Context, what string, mk key, part string, each func(map[string]types.AttributeValue) error) error {
 	var at localeCopiesMark
 	err := s.db.Get(ctx, mk, true, &at)
 	switch {
 	case err == nil && at.Done:
-		return out, nil
+		return nil
 	case err != nil && !errors.Is(err, ErrNotFound):
-		return out, fmt.Errorf("locale copies: read checkpoint: %w", err)
+		return fmt.Errorf("%s: read checkpoint: %w", what, err)
 	}
-	in, err := s.db.KeyQuery(expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.FeedPartition))))
+	in, err := s.db.KeyQuery(expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)))
 	if err != nil {
-		return out, err
+		return err
 	}
 	size := localeCopiesPage
 	if s.migrationStop.size > 0 {
 		size = s.migrationStop.size
 	}
-	// GSI1 is never read consistently; a post it has not shown yet was
+	// GSI1 is never read consistently; an item it has not shown yet was
 	// written by this version, with its copies.
 	in.IndexName, in.Limit, in.ConsistentRead = aws.String(keys.IndexGSI1), aws.Int32(int32(size)), nil
 	if at.Last.PK != "" {
 		in.ExclusiveStartKey, err = attributevalue.MarshalMap(map[string]string{
 			"PK": at.Last.PK, "SK": at.Last.SK, keys.AttrGSI1PK: at.GSI1PK, keys.AttrGSI1SK: at.GSI1SK})
 		if err != nil {
-			return out, fmt.Errorf("locale copies: checkpoint: %w", err)
+			return fmt.Errorf("%s: checkpoint: %w", what, err)
 		}
 	}
 	for pages := 0; ; pages++ {
 		if s.migrationStop.pages > 0 && pages == s.migrationStop.pages {
-			return out, migrations.ErrStopped
+			return migrations.ErrStopped
 		}
 		page, err := s.db.Query(ctx, in)
 		if err != nil {
-			return out, fmt.Errorf("locale copies: read the feed: %w", err)
+			return fmt.Errorf("%s: read %s: %w", what, part, err)
 		}
 		for _, it := range page.Items {
-			var p struct {
-				ID     string `dynamodbav:"id"`
-				Locale string `dynamodbav:"locale"`
-			}
-			if err := attributevalue.UnmarshalMap(it, &p); err != nil {
-				return out, fmt.Errorf("locale copies: decode post: %w", err)
-			}
-			if p.Locale == "" {
-				continue
-			}
-			n, err := s.addLocaleCopies(ctx, p.ID)
-			if err != nil {
-				return out, err
-			}
-			if n > 0 {
-				out.Posts++
-				out.Copies += n
+			if err := each(it); err != nil {
+				return fmt.Errorf("%s: %w", what, err)
 			}
 		}
 		next := localeCopiesMark{PK: mk.PK, SK: mk.SK, Type: typeLocaleCopiesMark, Done: len(page.LastEvaluatedKey) == 0}
 		if !next.Done {
 			var last map[string]string
 			if err := attributevalue.UnmarshalMap(page.LastEvaluatedKey, &last); err != nil {
-				return out, fmt.Errorf("locale copies: checkpoint: %w", err)
+				return fmt.Errorf("%s: checkpoint: %w", what, err)
 			}
 			next.Last, next.GSI1PK, next.GSI1SK = key{PK: last["PK"], SK: last["SK"]}, last[keys.AttrGSI1PK], last[keys.AttrGSI1SK]
 		}
 		av, err := attributevalue.MarshalMap(next)
 		if err != nil {
-			return out, fmt.Errorf("locale copies: checkpoint: %w", err)
+			return fmt.Errorf("%s: checkpoint: %w", what, err)
 		}
 		if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
-			return out, fmt.Errorf("locale copies: checkpoint: %w", err)
+			return fmt.Errorf("%s: checkpoint: %w", what, err)
 		}
 		if next.Done {
-			return out, nil
+			return nil
 		}
 		in.ExclusiveStartKey = page.LastEvaluatedKey
 	}
@@ -260,37 +282,16 @@ func sameOrAbsent(name, v string) expression.ConditionBuilder {
 // MigrateAllLocaleCopies runs MigrateLocaleCopies in every publication of
 // the table's directory (ListPublications, a Query of 100 a page), and
 // in the Store's own, and returns what they did together, or the first
-// error. A table where every run is done costs a Query and one GetItem a
-// publication.
+// error. A table where every run is done costs a Query and two GetItems
+// a publication.
 func (s *Store) MigrateAllLocaleCopies(ctx context.Context) (LocaleCopies, error) {
 	var out LocaleCopies
-	ids := []string{s.ks.ID()}
-	for p := (PageArgs{Limit: MaxPageSize}); ; {
-		res, err := s.ListPublications(ctx, p)
-		if err != nil {
-			return out, fmt.Errorf("locale copies: list publications: %w", err)
-		}
-		for _, pub := range res.Items {
-			if pub.ID != s.ks.ID() {
-				ids = append(ids, pub.ID)
-			}
-		}
-		if !res.HasNext {
-			break
-		}
-		p.After = res.Cursors[len(res.Cursors)-1]
-	}
-	for _, id := range ids {
-		st, err := s.In(id)
-		if err != nil {
-			return out, err
-		}
+	err := s.inEveryPublication(ctx, "locale copies", func(st *Store) error {
 		did, err := st.MigrateLocaleCopies(ctx)
 		out.Posts += did.Posts
 		out.Copies += did.Copies
-		if err != nil {
-			return out, fmt.Errorf("publication %s: %w", id, err)
-		}
-	}
-	return out, nil
+		out.Pages += did.Pages
+		return err
+	})
+	return out, err
 }

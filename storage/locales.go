@@ -14,9 +14,10 @@ import (
 // canonical form (language.Parse: "EN-gb" is "en-GB"). A post written
 // without one has none stored and reads as the site's default locale
 // (Site.DefaultLocale), whichever it is then; linking it to a
-// translation stores the default (translations.go). A published post
-// with a locale stored has one more copy, LOCALE#<locale> in its
-// partition, in the GSI1 partition of its locale's list (LocalePosts),
+// translation stores the default with its copies (translations.go,
+// postlocalelink.go). A published post with a locale stored has one
+// more copy, LOCALE#<locale> in its partition, in the GSI1 partition of
+// its locale's list (LocalePosts),
 // and one more in each of its categories and tags (LOCALECAT#<slug>,
 // LOCALETAG#<slug>) in the GSI1 partition of that list in its locale;
 // its author copies are in GSI1 too, in their author's list in its

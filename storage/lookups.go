@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
@@ -67,27 +68,44 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 	return sl.PostID, nil
 }
 
-// PostIDsBySlug returns, as PostIDBySlug does, the id of the post that
-// holds slug, and prev: the post whose redirect it was when a draft took
-// it from that post ("" otherwise). A reader who cannot see the holder
-// (a draft) is shown prev, which leads to its current slug as any
-// redirect does, until the holder is public. One GetItem.
-func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string, err error) {
+// PostSlug is what the reservation of a post's slug tells of its holder.
+type PostSlug struct {
+	// ID is the post that holds the slug, or for a slug no post holds an
+	// id no post has (as PostIDBySlug returns it).
+	ID string
+	// Prev is the post whose redirect the slug was when a draft took it
+	// from that post, "" otherwise. A reader who cannot see the holder (a
+	// draft) is shown Prev, which leads to its current slug as any
+	// redirect does, until the holder is public.
+	Prev string
+	// PublicAt is when the holder is public from, as its current slug
+	// records it, written with the post: zero when the holder is not
+	// published, when the slug is a redirect, or when its reservation was
+	// written before reservations recorded it. Like the read of the post
+	// after it, the read is eventually consistent: a caller may use it to
+	// decide what to read next, never to decide what a reader sees.
+	PublicAt time.Time
+}
+
+// PostSlugOf returns what the reservation of slug tells of the post that
+// holds it: one GetItem. A string that cannot be a slug is a
+// *ValidationError.
+func (s *Store) PostSlugOf(ctx context.Context, slug string) (PostSlug, error) {
 	if err := validateSlug("slug", slug); err != nil {
-		return "", "", err
+		return PostSlug{}, err
 	}
 	var sl slugItem
-	err = s.db.Get(ctx, s.ks.Slug(slug), false, &sl)
+	err := s.db.Get(ctx, s.ks.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
-		return absentPostID, "", nil
+		return PostSlug{ID: absentPostID}, nil
 	case err != nil:
-		return "", "", fmt.Errorf("slug %q: %w", slug, err)
+		return PostSlug{}, fmt.Errorf("slug %q: %w", slug, err)
 	}
 	if sl.PostID == "" {
-		return absentPostID, "", nil
+		return PostSlug{ID: absentPostID}, nil
 	}
-	return sl.PostID, sl.PrevPostID, nil
+	return PostSlug{ID: sl.PostID, Prev: sl.PrevPostID, PublicAt: keys.ParseTime(sl.PublicAt)}, nil
 }
 
 // GetPosts returns the posts with ids in order, with ErrNotFound in errs

@@ -19,16 +19,25 @@ import (
 // put only when absent in the transaction of what it tells of, so a
 // retried write sends it once. While it waits to be sent it is in GSI1
 // partition MAILQ under the time of its next attempt, so what is due is
-// one Query; a sender claims an attempt by moving that time past the
-// attempt's timeout on the condition that nobody moved it since, so one
-// attempt is made however many servers see it due. Once sent, or failed
-// for good, it leaves the index, and expires after MailRetention. An
+// one Query. Emails a reader waits for (sign-in) wait in a lane of their
+// own, GSI1 partition MAILQ#URGENT, so a newsletter of thousands queued
+// before them does not delay them. A sender claims an attempt by moving
+// that time past the attempt's timeout on the condition that nobody
+// moved it since, so one attempt is made however many servers see it
+// due. By SMTP, the attempt records the email as sent (CommitMail) when the server has all
+// of it but the final dot that makes it take it, so a sender killed
+// after the dot never leaves it to be sent twice. Once sent, or failed
+// for good, it leaves the queue for its recipient's GSI1 partition
+// (MAILTO#<address>, by creation time), where the deletion of the
+// recipient's account finds it (privacy.go), and expires after
+// MailRetention. An
 // email sent by SMTP keeps its headers but not its bodies, which may hold
 // a sign-in link; one kept in the local outbox (no SMTP configured) keeps
 // them, for an admin to read. Request budgets:
 //
-//	DueMail      1 Query of GSI1
+//	DueMail      1 Query of GSI1 (of one lane)
 //	ClaimMail    1 UpdateItem
+//	CommitMail   1 UpdateItem (by SMTP, before the final dot)
 //	FinishMail   1 UpdateItem
 //	Mails        1 Query
 
@@ -52,6 +61,25 @@ const (
 
 const typeMail = "mail"
 
+// MailLane is a queue of the outbox: a lane's emails go in the order they
+// are due, and no lane waits for another's.
+type MailLane int
+
+// Mail lanes.
+const (
+	// LaneBulk holds newsletters and notifications.
+	LaneBulk MailLane = iota
+	// LaneUrgent holds the emails a reader waits for (Email.Urgent).
+	LaneUrgent
+)
+
+func (l MailLane) partition() string {
+	if l == LaneUrgent {
+		return keys.MailUrgentPartition
+	}
+	return keys.MailQueuePartition
+}
+
 // Email is an email of the outbox.
 type Email struct {
 	ID      string
@@ -60,7 +88,11 @@ type Email struct {
 	Text    string
 	HTML    string
 	// Kind says what it is for ("sign-in").
-	Kind          string
+	Kind string
+	// Urgent puts it in LaneUrgent: a reader waits for it (a sign-in
+	// email), and a newsletter being sent must not delay it. It is
+	// reported only while the email waits to be sent.
+	Urgent        bool
 	State         string
 	Attempts      int
 	NextAttemptAt time.Time
@@ -69,6 +101,10 @@ type Email struct {
 	// Transport is how it went: "smtp", or "local" for the local outbox.
 	Transport string
 	LastError string
+	// AccountID is the id of the account that held the address To when
+	// the email was made, when one did (a sign-in link's); the checker
+	// proves with it that no email names a deleted account.
+	AccountID string
 	// ListUnsubscribe, when set, is the URL of the recipient's one-click
 	// unsubscribe (RFC 8058): the List-Unsubscribe header names it and
 	// List-Unsubscribe-Post says a POST to it is enough.
@@ -95,6 +131,7 @@ type mailItem struct {
 	Transport string `dynamodbav:"transport,omitempty"`
 	LastError string `dynamodbav:"lastError,omitempty"`
 	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+	AccountID string `dynamodbav:"accountId,omitempty"`
 	// Unsubscribe is the email's List-Unsubscribe URL.
 	Unsubscribe string `dynamodbav:"listUnsubscribe,omitempty"`
 }
@@ -102,7 +139,8 @@ type mailItem struct {
 func (it *mailItem) email() Email {
 	return Email{ID: it.ID, To: it.To, Subject: it.Subject, Text: it.Text, HTML: it.HTML, Kind: it.Kind, State: it.State,
 		Attempts: it.Attempts, NextAttemptAt: keys.ParseTime(it.Next), CreatedAt: keys.ParseTime(it.CreatedAt),
-		SentAt: keys.ParseTime(it.SentAt), Transport: it.Transport, LastError: it.LastError, ListUnsubscribe: it.Unsubscribe}
+		SentAt: keys.ParseTime(it.SentAt), Transport: it.Transport, LastError: it.LastError, ListUnsubscribe: it.Unsubscribe, AccountID: it.AccountID,
+		Urgent: it.GSI1PK == keys.MailUrgentPartition}
 }
 
 func mailDueKey(at time.Time, id string) string { return keys.Time(at) + "#" + id }
@@ -122,16 +160,20 @@ func newMailItem(e Email, now time.Time) (mailItem, error) {
 		return mailItem{}, fmt.Errorf("email %s: a part passes %d bytes", e.ID, MaxMailBodyBytes)
 	}
 	k := keys.Mail(keys.Time(e.CreatedAt), e.ID)
-	return mailItem{PK: k.PK, SK: k.SK, GSI1PK: keys.MailQueuePartition, GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
+	lane := LaneBulk
+	if e.Urgent {
+		lane = LaneUrgent
+	}
+	return mailItem{PK: k.PK, SK: k.SK, GSI1PK: lane.partition(), GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
 		ID: e.ID, To: e.To, Subject: e.Subject, Text: e.Text, HTML: e.HTML, Kind: e.Kind, State: MailPending,
-		Next: keys.Time(now), CreatedAt: keys.Time(e.CreatedAt), Unsubscribe: e.ListUnsubscribe}, nil
+		Next: keys.Time(now), CreatedAt: keys.Time(e.CreatedAt), Unsubscribe: e.ListUnsubscribe, AccountID: e.AccountID}, nil
 }
 
-// DueMail returns up to limit emails whose next attempt is due at now,
-// earliest first, in one Query of GSI1. The index is eventually
+// DueMail returns up to limit emails of lane whose next attempt is due at
+// now, earliest first, in one Query of GSI1. The index is eventually
 // consistent: ClaimMail tells which are still due.
-func (s *Store) DueMail(ctx context.Context, now time.Time, limit int) ([]Email, error) {
-	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.MailQueuePartition)).
+func (s *Store) DueMail(ctx context.Context, lane MailLane, now time.Time, limit int) ([]Email, error) {
+	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(lane.partition())).
 		And(expression.Key(keys.AttrGSI1SK).LessThan(expression.Value(keys.Time(now) + "$")))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
@@ -176,6 +218,42 @@ func (s *Store) ClaimMail(ctx context.Context, e Email, until time.Time) (bool, 
 	return ok, nil
 }
 
+// CommitMail records the email e, claimed by the attempt that counts
+// e.Attempts, as sent by transport, provided no other claim came since:
+// the moment before the email's server takes it for good (SMTP's final
+// dot), so no server sends it again whatever becomes of this one. Its
+// bodies stay until FinishMail records the outcome: the server may still
+// refuse it. It returns an error wrapping ErrVersionConflict when another
+// claim or a result came first: the email must not go.
+func (s *Store) CommitMail(ctx context.Context, e Email, transport string) error {
+	now := s.Now()
+	upd := expression.Set(expression.Name("state"), expression.Value(MailSent)).
+		Set(expression.Name("sentAt"), expression.Value(keys.Time(now))).
+		Set(expression.Name("transport"), expression.Value(transport)).
+		Set(expression.Name("expiresAt"), expression.Value(now.Add(MailRetention).Unix())).
+		Remove(expression.Name("nextAttemptAt"))
+	upd = byRecipient(upd, e)
+	cond := expression.Name("attempts").Equal(expression.Value(e.Attempts)).
+		And(expression.Name("state").Equal(expression.Value(MailPending)))
+	ok, err := s.db.UpdateIf(ctx, keys.Mail(keys.Time(e.CreatedAt), e.ID), upd, cond)
+	switch {
+	case err != nil:
+		return fmt.Errorf("commit mail %s: %w", e.ID, err)
+	case !ok:
+		return fmt.Errorf("commit mail %s: %w", e.ID, ErrVersionConflict)
+	}
+	return nil
+}
+
+// byRecipient adds to upd the move of the email e, sent or failed, from
+// its lane's GSI1 partition to its recipient's (MailToPartition), where
+// deleting the recipient's account finds it: the same index entry, moved
+// in the update that takes it out of the lane.
+func byRecipient(upd expression.UpdateBuilder, e Email) expression.UpdateBuilder {
+	return upd.Set(expression.Name(keys.AttrGSI1PK), expression.Value(keys.MailToPartition(e.To))).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(keys.Time(e.CreatedAt)+"#"+e.ID))
+}
+
 // MailResult is the outcome of an attempt to send an email.
 type MailResult struct {
 	// Sent: the email went (Transport says how).
@@ -201,8 +279,8 @@ func (s *Store) FinishMail(ctx context.Context, e Email, r MailResult) error {
 			Set(expression.Name("sentAt"), expression.Value(keys.Time(now))).
 			Set(expression.Name("transport"), expression.Value(r.Transport)).
 			Set(expression.Name("expiresAt"), expression.Value(now.Add(MailRetention).Unix())).
-			Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK)).
 			Remove(expression.Name("nextAttemptAt")).Remove(expression.Name("lastError"))
+		upd = byRecipient(upd, e)
 		if r.Transport != "local" {
 			upd = upd.Remove(expression.Name("text")).Remove(expression.Name("html"))
 		}
@@ -210,12 +288,21 @@ func (s *Store) FinishMail(ctx context.Context, e Email, r MailResult) error {
 		upd = expression.Set(expression.Name("state"), expression.Value(MailFailed)).
 			Set(expression.Name("lastError"), expression.Value(r.Err)).
 			Set(expression.Name("expiresAt"), expression.Value(now.Add(MailRetention).Unix())).
-			Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK)).
 			Remove(expression.Name("nextAttemptAt")).Remove(expression.Name("text")).Remove(expression.Name("html"))
+		upd = byRecipient(upd, e)
 	default:
+		// Pending again, in its lane, should CommitMail have taken it
+		// out before the server refused it.
+		lane := LaneBulk
+		if e.Urgent {
+			lane = LaneUrgent
+		}
 		upd = expression.Set(expression.Name("lastError"), expression.Value(r.Err)).
+			Set(expression.Name("state"), expression.Value(MailPending)).
 			Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(r.RetryAt))).
-			Set(expression.Name(keys.AttrGSI1SK), expression.Value(mailDueKey(r.RetryAt, e.ID)))
+			Set(expression.Name(keys.AttrGSI1PK), expression.Value(lane.partition())).
+			Set(expression.Name(keys.AttrGSI1SK), expression.Value(mailDueKey(r.RetryAt, e.ID))).
+			Remove(expression.Name("sentAt")).Remove(expression.Name("transport")).Remove(expression.Name("expiresAt"))
 	}
 	if _, err := s.db.UpdateIf(ctx, keys.Mail(keys.Time(e.CreatedAt), e.ID), upd, dynamo.CondExists()); err != nil {
 		return fmt.Errorf("finish mail %s: %w", e.ID, err)

@@ -21,9 +21,10 @@ import (
 
 const typeMediaUsage = "mediaUsage"
 
-// ErrQuotaExceeded means an upload would take the media library past its
-// quota (a *QuotaError tells which limit).
-var ErrQuotaExceeded = errors.New("the media library's quota is exceeded")
+// ErrQuotaExceeded means a write would take the publication past one of
+// its quotas: the media library's (an upload), its posts' or its
+// webhooks' (quotas.go). A *QuotaError tells which limit.
+var ErrQuotaExceeded = errors.New("a quota of the publication is exceeded")
 
 // MediaQuota bounds a publication's media library: the bytes and the
 // number of files of its items. A zero field bounds nothing.
@@ -38,18 +39,22 @@ type MediaUsage struct {
 	Files int64
 }
 
-// QuotaError is an upload refused by the quota: Limit is "bytes" or
-// "files", Usage what the library holds of it now, Max its quota.
+// QuotaError is a write refused by a quota: Limit is "bytes" or "files"
+// (the media library's), "posts" or "webhooks" (the publication's), Usage
+// what the publication holds of it now, Max its quota.
 type QuotaError struct {
 	Limit string
 	Usage int64
 	Max   int64
-	// Adding is what the upload would add: its bytes, or one file.
+	// Adding is what the write would add: an upload's bytes, or one.
 	Adding int64
 }
 
 func (e *QuotaError) Error() string {
-	if e.Limit == "files" {
+	switch e.Limit {
+	case "posts", "webhooks":
+		return fmt.Sprintf("the publication has %d %s, its quota is %d: delete some to create more", e.Usage, e.Limit, e.Max)
+	case "files":
 		return fmt.Sprintf("the media library holds %d files, its quota is %d: delete some to upload more", e.Usage, e.Max)
 	}
 	return fmt.Sprintf("the media library holds %d bytes, %d more would pass its quota of %d bytes: delete some to upload more", e.Usage, e.Adding, e.Max)

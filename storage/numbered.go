@@ -331,16 +331,21 @@ func (s *Store) SeriesPage(ctx context.Context, se *Series, number, size int, ke
 }
 
 // CategoryPage returns the category slug and page number of size size
-// of its posts (NumberedPosts), reading the category in the BatchGetItem
-// of the page index: two requests in all. The category is ErrNotFound
-// (and the page nil) when there is none. Bad numbers or sizes are a
+// of its posts (NumberedPosts), of those in locale when it is not ""
+// (LocalePageList), reading the category in the BatchGetItem of the page
+// index: two requests in all. The category is ErrNotFound (and the page
+// nil) when there is none. Bad numbers, sizes or locales are a
 // *ValidationError, refused before any request.
-func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int) (*Category, *NumberedPage, error) {
+func (s *Store) CategoryPage(ctx context.Context, slug, locale string, number, size int) (*Category, *NumberedPage, error) {
 	if err := validateSlug("slug", slug); err != nil {
 		return nil, nil, err
 	}
+	list, err := listInLocale(CategoryListPartition(slug), locale)
+	if err != nil {
+		return nil, nil, err
+	}
 	var it categoryItem
-	pg, err := s.numberedWith(ctx, CategoryListPartition(slug), number, size, s.ks.Category(slug), &it)
+	pg, err := s.numberedWith(ctx, list, number, size, s.ks.Category(slug), &it)
 	if err != nil {
 		return nil, nil, fmt.Errorf("category %q: %w", slug, err)
 	}
@@ -348,13 +353,18 @@ func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int)
 }
 
 // AuthorPage returns the author id and page number of size size of their
-// posts (NumberedPosts), reading the author in the BatchGetItem of the
-// page index: two requests in all. The author is ErrNotFound (and the
-// page nil) when there is none. Bad numbers or sizes are a
+// posts (NumberedPosts), of those in locale when it is not ""
+// (LocalePageList), reading the author in the BatchGetItem of the page
+// index: two requests in all. The author is ErrNotFound (and the page
+// nil) when there is none. Bad numbers, sizes or locales are a
 // *ValidationError, refused before any request.
-func (s *Store) AuthorPage(ctx context.Context, id string, number, size int) (*Author, *NumberedPage, error) {
+func (s *Store) AuthorPage(ctx context.Context, id, locale string, number, size int) (*Author, *NumberedPage, error) {
+	list, err := listInLocale(AuthorListPartition(id), locale)
+	if err != nil {
+		return nil, nil, err
+	}
 	var it authorItem
-	pg, err := s.numberedWith(ctx, AuthorListPartition(id), number, size, s.ks.Author(id), &it)
+	pg, err := s.numberedWith(ctx, list, number, size, s.ks.Author(id), &it)
 	if err != nil {
 		return nil, nil, fmt.Errorf("author %q: %w", id, err)
 	}

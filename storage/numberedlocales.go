@@ -31,6 +31,15 @@ func LocalePageList(locale, list string) (string, error) {
 	return localeList(c, list), nil
 }
 
+// listInLocale returns the list named list in locale (LocalePageList),
+// or list itself when locale is "".
+func listInLocale(list, locale string) (string, error) {
+	if locale == "" {
+		return list, nil
+	}
+	return LocalePageList(locale, list)
+}
+
 // localeList returns the list in the canonical locale of the list named
 // list; its name is its GSI1 partition in the publication's space, as
 // keys.Space.LocalePartition and the others build it.

@@ -29,6 +29,7 @@ import (
 //
 //	AddOutbox          1 TransactWriteItems per webhook and event (the item, and a check that the webhook is not being deleted)
 //	DueOutbox          1 Query of GSI1
+//	NextOutbox         1 Query of GSI1, Limit 1 (outboxnext.go)
 //	ClaimOutbox        1 UpdateItem (a claim: the next attempt is moved past the delivery's timeout)
 //	StartAttempt       1 TransactWriteItems (the claim of an attempt, and the webhook's check)
 //	RecordAttempt      1 TransactWriteItems (the outbox item, a history item, the webhook's check)

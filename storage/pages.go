@@ -21,10 +21,12 @@ import (
 // renderer change covers both). Its slug is reserved in the posts'
 // namespace (SLUG#<slug>, naming pageId instead of postId), so a page and
 // a post never hold the same slug and a frontend may serve both from one
-// path segment. A page is in no copy, count, feed, archive or category:
-// its writes are one transaction of the page and its slug reservations.
-// Published pages are listed from GSI1 partition PAGES, drafts from
-// PAGEDRAFTS, both by their order then id: one Query each.
+// path segment. A page is in no count, feed, archive or category: its
+// writes are one transaction of the page, its slug reservations and, for
+// a published page with a locale, its copy in its locale's list
+// (pagelocales.go). Published pages are listed from GSI1 partition PAGES,
+// drafts from PAGEDRAFTS, a locale's from LOCALE#<locale>#PAGES, all by
+// their order then id: one Query each.
 
 // Bounds of a page's navigation fields.
 const (
@@ -62,6 +64,10 @@ type SitePage struct {
 	// TranslationGroup is the group of translations the page is in
 	// (pagetranslations.go), empty for none.
 	TranslationGroup string
+	// LocaleCopy is true for a page read from its copy in its locale's
+	// list (LocalePages), which lacks TranslationGroup: read the page
+	// for it.
+	LocaleCopy bool `json:"-"`
 }
 
 // NewPage is the input of CreatePage. The page starts as a draft.
@@ -450,8 +456,9 @@ func (s *Store) changePage(ctx context.Context, op, id string, expected int64, i
 // writePage writes the change from before (nil: create) to after (nil:
 // delete) in one TransactWriteItems: the page, conditional on its version
 // and its membership of translations as read (a deletion leaves its
-// group), its slug reservations (moveSlug), and its parent's check (it
-// exists and has no parent: so no write makes a cycle).
+// group), its copy in its locale's list (writeLocalePageCopy), its slug
+// reservations (moveSlug), and its parent's check (it exists and has no
+// parent: so no write makes a cycle).
 func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageItem, res *reservation) (*SitePage, error) {
 	t := s.db.NewTxn()
 	var errs []error
@@ -485,6 +492,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	if delta := published(after) - published(before); delta != 0 {
 		errs = append(errs, countStats(s.ks, t, "pageCount", delta))
 	}
+	errs = append(errs, writeLocalePageCopy(s.ks, t, before, after))
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
@@ -593,10 +601,12 @@ type pageShown struct {
 	Order                       int
 	// TransVer changes with the page's translations, which it shows.
 	TransVer int64
+	// Locale moves the page between the lists by locale.
+	Locale string
 }
 
 func (it *pageItem) shown() pageShown {
-	sh := pageShown{Slug: it.Slug, Title: it.Title, HTML: it.HTML, ParentID: it.ParentID, Order: it.Order, TransVer: it.TransVer}
+	sh := pageShown{Slug: it.Slug, Title: it.Title, HTML: it.HTML, ParentID: it.ParentID, Order: it.Order, TransVer: it.TransVer, Locale: it.Locale}
 	if it.SEO != nil {
 		sh.SEO = *it.SEO
 	}
@@ -608,7 +618,7 @@ func (it *pageItem) shown() pageShown {
 //
 //	page.published         draft or new → published
 //	page.published.edited  published → published, a change readers see (slug, title,
-//	                       body, SEO, order, parent, translations, or the HTML of a
+//	                       body, SEO, order, parent, locale, translations, or the HTML of a
 //	                       body rendered again by another renderer: shown holds the
 //	                       HTML, not the renderVersion)
 //	page.unpublished       published → draft

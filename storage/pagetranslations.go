@@ -21,7 +21,7 @@ func (s *Store) pageTranslations() transKind {
 			return nil, err
 		}
 		return &transMember{ID: p.ID, Locale: p.Locale, Group: p.TransGroup, Ver: p.TransVer, item: &p}, nil
-	}}
+	}, joined: pageJoined}
 }
 
 // LinkPageTranslation links the pages pageID and translationID as

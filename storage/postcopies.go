@@ -262,7 +262,8 @@ func postActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, r *names
 	if r.slug != nil && after != nil {
 		r.slug.ByDraft = !after.published()
 	}
-	add(postSlugs(ks).moveSlug(t, id, from, to, r.slug))
+	add(postSlugsAt(ks, after.publicAt()).moveSlug(t, id, from, to, r.slug))
+	add(publicAtAction(ks, t, id, before, after, from, to))
 
 	// Copies: put every copy of the new state, delete those of the old
 	// state that the new one does not have.

@@ -518,14 +518,19 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 // writePost writes the change from before (nil: create) to after (nil:
 // delete) in one TransactWriteItems: the post, its slug reservation, its
 // author and category copies, and the post counts of its author, its
-// categories and the blog, each guarded by a condition. r holds the names
-// copied and the counters' items as read, if they were.
+// categories and the blog, and the publication's posts' counter for a
+// create or a delete (a *QuotaError past the quota), each guarded by a
+// condition. r holds the names copied and the counters' items as read,
+// if they were.
 func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*dynamo.Txn) error) (*Post, error) {
 	t := s.db.NewTxn()
 	if err := postActions(s.ks, t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
 	}
 	if err := s.mediaUsageActions(t, before, after); err != nil {
+		return nil, err
+	}
+	if err := s.countPost(t, before, after); err != nil {
 		return nil, err
 	}
 	for _, add := range also {
@@ -562,7 +567,11 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	if err := s.record(t, rec, recorded); err != nil {
 		return nil, err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	err := s.execCounted(ctx, t, (before == nil) != (after == nil))
+	if errors.Is(err, errPostCounter) {
+		err = s.postCounterRefused(ctx, before == nil)
+	}
+	if err != nil {
 		return nil, err
 	}
 	return result, nil

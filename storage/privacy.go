@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
@@ -31,14 +32,18 @@ import (
 // comment or reaction of it commits anywhere. Deletion is:
 //
 //  1. mark the account closed (one UpdateItem): its sign-ins, comments
-//     and reactions are refused from then on;
+//     and reactions are refused from then on; an account with staff
+//     roles loses them in the same transaction, and the last owner of a
+//     publication is refused before anything changes (staffroles.go);
 //  2. sweep the trail, 100 entries a Query: each comment deleted as
 //     deleteComment deletes it (a top-level comment with replies stays as
 //     a tombstone, whose writer is then removed too), each reaction taken
 //     back (its counts go down, never below zero), each membership
 //     deleted, then the page's entries;
 //  3. delete the sessions, the reader's profile, the address's pending
-//     sign-ins and its sign-in rate;
+//     sign-ins, its sign-in rate, the emails to it still waiting in the
+//     outbox (pendingMailTo) and those sent, and scrub the address from
+//     those that failed (finishedMailTo, privacymail.go);
 //  4. in one transaction, release the address and leave in place of the
 //     account a tombstone of its id alone (closedAt, expiring after
 //     ClosedAccountTTL), so the account's access tokens, which outlive
@@ -49,8 +54,8 @@ import (
 // Request budgets (N comments, R reactions of k kinds, M memberships, S
 // sessions):
 //
-//	ExportAccount   2 GetItem + 1 Query of sessions + per 100 trail entries: 1 Query + 1 BatchGetItem of the memberships, reactions and comments + 1 BatchGetItem of the posts
-//	DeleteAccount   2 GetItem + 1 UpdateItem + per 100 trail entries 1 Query + 1 BatchWriteItem (4 calls of 25), per comment 2 to 3 (deleteComment: 1 read, 1 TransactWriteItems; +1 Query for a reply its parent carries, +1 UpdateItem for a top-level comment), per reaction 1 GetItem + k TransactWriteItems, per membership 1 DeleteItem; then 1 Query + a BatchWriteItem per 25 sessions, 1 Query of pending sign-ins + 1 BatchWriteItem, 1 TransactWriteItems
+//	ExportAccount   2 GetItem + 1 Query of sessions + per 100 trail entries: 1 Query + 1 BatchGetItem of the memberships, reactions and comments + 1 BatchGetItem of the posts; then per 100 staff roles (exportroles.go): 1 Query + 1 BatchGetItem of the roles and their publications a 50
+//	DeleteAccount   2 GetItem + 1 Query of staff roles + 1 UpdateItem (staffroles.go for an account with roles) + per 100 trail entries 1 Query + 1 BatchWriteItem (4 calls of 25), per comment 2 to 3 (deleteComment: 1 read, 1 TransactWriteItems; +1 Query for a reply its parent carries, +1 UpdateItem for a top-level comment), per reaction 1 GetItem + k TransactWriteItems, per membership 1 DeleteItem; then 1 Query + a BatchWriteItem per 25 sessions, 1 Query of pending sign-ins + 1 Query of the mail queue a megabyte + 1 Query of the emails sent or failed a megabyte + 1 UpdateItem a failed one + 1 BatchWriteItem, 1 TransactWriteItems
 
 // ClosedAccountTTL is how long a deleted account's tombstone refuses its
 // tokens: longer than any access token lives.
@@ -152,10 +157,13 @@ func (s *Store) trailPageOf(ctx context.Context, readerID, after string) ([]trai
 	return list, len(out.LastEvaluatedKey) > 0, nil
 }
 
-// closeAccount marks the account closed, unless it is already, and
+// closeAccount marks the account closed, unless it is already, taking
+// away its staff roles in the same transaction (staffroles.go), and
 // returns its email address. It returns ErrNotFound when there is no
-// such account, ErrAccountClosed when only its tombstone is left, and a
-// *ValidationError of email when confirm is not its address.
+// such account, ErrAccountClosed when only its tombstone is left, a
+// *ValidationError of email when confirm is not its address, and a
+// *LastOwnerError when it is the last owner of a publication; nothing
+// is changed then.
 func (s *Store) closeAccount(ctx context.Context, id, confirm string) (string, error) {
 	var it accountItem
 	if err := s.db.Get(ctx, keys.Account(id), true, &it); err != nil {
@@ -170,8 +178,8 @@ func (s *Store) closeAccount(ctx context.Context, id, confirm string) (string, e
 		return it.Email, nil
 	}
 	upd := expression.Set(expression.Name(attrClosedAt), expression.Value(keys.Time(s.Now())))
-	if _, err := s.db.UpdateIf(ctx, keys.Account(id), upd, dynamo.CondExists()); err != nil {
-		return "", fmt.Errorf("close account %q: %w", id, err)
+	if err := s.closeWithRoles(ctx, id, upd); err != nil {
+		return "", err
 	}
 	return it.Email, nil
 }
@@ -179,7 +187,8 @@ func (s *Store) closeAccount(ctx context.Context, id, confirm string) (string, e
 // DeleteAccount deletes the account id and everything its reader left:
 // their comments (a top-level comment with replies stays as a tombstone
 // with no text and no writer), reactions (taken back from the counts),
-// memberships, sessions, profile, pending sign-ins, and the claim of
+// memberships, staff roles, sessions, profile, pending sign-ins, the
+// emails to them (a failed one kept without the address), and the claim of
 // their address, which a later sign-in makes a new account with. It is
 // idempotent: a deletion cut short is finished by the next call. It
 // returns ErrNotFound when there is no such account, and nil when it
@@ -313,6 +322,12 @@ func (s *Store) forgetAccount(ctx context.Context, id, email string) error {
 		if err := s.db.QueryAll(ctx, in, collect); err != nil {
 			return fmt.Errorf("pending sign-ins: %w", err)
 		}
+		if err := s.pendingMailTo(ctx, email, collect); err != nil {
+			return err
+		}
+		if err := s.finishedMailTo(ctx, email, collect); err != nil {
+			return err
+		}
 	}
 	if err := s.deleteAll(ctx, gone); err != nil {
 		return err
@@ -333,6 +348,33 @@ func (s *Store) forgetAccount(ctx context.Context, id, email string) error {
 	}
 	if err := s.db.Exec(ctx, t); err != nil && !errors.Is(err, ErrAccountClosed) {
 		return fmt.Errorf("forget account %q: %w", id, err)
+	}
+	return nil
+}
+
+// pendingMailTo passes to f the keys of the emails to the address email
+// still waiting in the outbox: sign-in links, newsletters and reply
+// notifications not yet sent. The outbox is one partition by creation
+// time with no index by recipient, so they are found in the queues of
+// what waits (GSI1 partitions MAILQ and MAILQ#URGENT, one a lane),
+// filtered by recipient: one Query a lane and a megabyte of it, which
+// the senders keep short but a newsletter being sent to every member
+// fills for the time of its sending.
+func (s *Store) pendingMailTo(ctx context.Context, email string, f func(item) error) error {
+	for _, lane := range []MailLane{LaneUrgent, LaneBulk} {
+		expr, err := dynamo.BuildExpr(expression.NewBuilder().
+			WithKeyCondition(expression.Key(keys.AttrGSI1PK).Equal(expression.Value(lane.partition()))).
+			WithFilter(expression.Name("to").Equal(expression.Value(email))).
+			WithProjection(expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK))))
+		if err != nil {
+			return err
+		}
+		in := &dynamodb.QueryInput{TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
+			KeyConditionExpression: expr.KeyCondition(), FilterExpression: expr.Filter(), ProjectionExpression: expr.Projection(),
+			ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()}
+		if err := s.db.QueryAll(ctx, in, f); err != nil {
+			return fmt.Errorf("pending mail: %w", err)
+		}
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ type pubState struct {
 	siteCache *siteCache
 	claimed   *claimed
 	staff     *staffCache
+	posts     counterGate
 }
 
 // pubStates holds the pubState of each publication a Store was made In,
@@ -51,10 +52,32 @@ func (p *pubStates) state(id string) *pubState {
 			}
 			delete(p.states, old)
 		}
-		st = &pubState{hints: newHints(), siteCache: &siteCache{}, claimed: &claimed{}, staff: &staffCache{}}
+		st = &pubState{hints: newHints(), siteCache: &siteCache{}, claimed: &claimed{}, staff: &staffCache{}, posts: newCounterGate()}
 		p.states[id] = st
 	}
 	return st
+}
+
+// siteCacheOf returns the site settings' copy of the publication id, nil
+// when no Store was made in it (or its state was forgotten).
+func (p *pubStates) siteCacheOf(id string) *siteCache {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.states[id]; ok {
+		return st.siteCache
+	}
+	return nil
+}
+
+// staffCacheOf returns the roles held of the publication id, nil when no
+// Store was made in it (or its state was forgotten).
+func (p *pubStates) staffCacheOf(id string) *staffCache {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st, ok := p.states[id]; ok {
+		return st.staff
+	}
+	return nil
 }
 
 // In returns the Store of the publication pubID on the same table: its
@@ -73,7 +96,7 @@ func (s *Store) In(pubID string) (*Store, error) {
 	st := s.pubs.state(pubID)
 	c := *s
 	c.ks = ks
-	c.hints, c.siteCache, c.claimed, c.staff = st.hints, st.siteCache, st.claimed, st.staff
+	c.hints, c.siteCache, c.claimed, c.staff, c.postsGate = st.hints, st.siteCache, st.claimed, st.staff, st.posts
 	c.db = dynamo.New(s.db.Client(), s.table, st.hints).Confine(ks.Prefix(), keys.Global)
 	return &c, nil
 }

@@ -56,3 +56,29 @@ func TestStoreInKeepsPublicationsApart(t *testing.T) {
 		}
 	}
 }
+
+// TestForgetSiteOfEveryPublication: the site settings a server holds of
+// a publication other than the default are dropped by that
+// publication's site.updated, which the change feed hands to the
+// default publication's Store, and by no other publication's.
+func TestForgetSiteOfEveryPublication(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	b := must[*storage.Store](t)(e.store.In("b"))
+	must[*storage.Site](t)(b.UpdateSite(ctx, storage.SitePatch{Title: ptr("Field Notes")}))
+	equal(t, "this server reads b's settings", must[*storage.Site](t)(b.Site(ctx)).Title, "Field Notes")
+
+	// Another server on the table renames b.
+	other := must[*storage.Store](t)(storage.New(e.client, e.table).In("b"))
+	must[*storage.Site](t)(other.UpdateSite(ctx, storage.SitePatch{ExpectedVersion: 1, Title: ptr("Trail Notes")}))
+	updated := func(pub string) []storage.LoggedEvent {
+		return []storage.LoggedEvent{{Event: storage.Event{Type: storage.EventSiteUpdated, Publication: pub}}}
+	}
+	e.store.ForgetSite(updated("c"))
+	e.store.ForgetSite(updated(""))
+	equal(t, "after other publications' events", must[*storage.Site](t)(b.Site(ctx)).Title, "Field Notes")
+	e.store.ForgetSite(updated("b"))
+	equal(t, "after b's event", must[*storage.Site](t)(b.Site(ctx)).Title, "Trail Notes")
+	again := must[*storage.Store](t)(e.store.In("b"))
+	equal(t, "another Store of b on this server", must[*storage.Site](t)(again.Site(ctx)).Title, "Trail Notes")
+}

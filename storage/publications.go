@@ -122,9 +122,9 @@ func taken(field, v string) error {
 	return invalid(field, "%q is taken by another publication", v)
 }
 
-// CreatePublication creates a publication, its slug's claim and its
-// hosts' claims in one transaction, with its first owner's membership
-// and the owners' count when in.Owner is given. A bad slug, title, host
+// CreatePublication creates a publication, its slug's claim, its hosts'
+// claims and its posts' counter in one transaction, with its first
+// owner's membership and the owners' count when in.Owner is given. A bad slug, title, host
 // or owner's account id is a *ValidationError, and so is a slug or a
 // host another publication holds (a race lost to another
 // CreatePublication too); nothing is written then.
@@ -150,6 +150,9 @@ func (s *Store) CreatePublication(ctx context.Context, in NewPublication) (*Publ
 	for _, h := range p.Hosts {
 		errs = append(errs, t.Put(newClaim(keys.Host(h), typePublicationHost, p.ID, now), ptr(dynamo.CondNotExists()), taken("hosts", h)))
 	}
+	// A new publication has no posts: its counter starts at 0, so its
+	// first post need not count them (quotas.go).
+	errs = append(errs, t.Put(postUsageItem{PK: ps.ks.PostUsage().PK, SK: ps.ks.PostUsage().SK, Type: typePostUsage, Posts: new(int64(0))}, nil, nil))
 	if in.Owner != nil {
 		owner := *in.Owner
 		owner.Role = RoleOwner
@@ -294,10 +297,21 @@ func (s *Store) GetPublication(ctx context.Context, id string) (*Publication, er
 	return it.publication(), nil
 }
 
+// CurrentPublication is GetPublication read strongly consistently, so a
+// site built after the change feed's publication.updated shows that
+// write, not the one before it, for as long as the site is held.
+func (s *Store) CurrentPublication(ctx context.Context, id string) (*Publication, error) {
+	it, err := s.publicationItem(ctx, id, true)
+	if err != nil {
+		return nil, err
+	}
+	return it.publication(), nil
+}
+
 // PublicationBySlug returns the publication whose slug is slug: two
 // GetItems (the claim, then the directory item). None is ErrNotFound.
 func (s *Store) PublicationBySlug(ctx context.Context, slug string) (*Publication, error) {
-	id, err := s.claimOf(ctx, keys.PublicationSlug(slug))
+	id, err := s.claimOf(ctx, keys.PublicationSlug(slug), false)
 	if err != nil {
 		return nil, fmt.Errorf("publication slug %q: %w", slug, err)
 	}
@@ -305,9 +319,11 @@ func (s *Store) PublicationBySlug(ctx context.Context, slug string) (*Publicatio
 }
 
 // PublicationIDBySlug returns the id of the publication whose slug is
-// slug: one GetItem of the slug's claim. None is ErrNotFound.
+// slug: one strongly consistent GetItem of the slug's claim, so a lookup
+// made after the change feed's publication.updated sees its write (the
+// router holds what it returns until the next). None is ErrNotFound.
 func (s *Store) PublicationIDBySlug(ctx context.Context, slug string) (string, error) {
-	id, err := s.claimOf(ctx, keys.PublicationSlug(slug))
+	id, err := s.claimOf(ctx, keys.PublicationSlug(slug), true)
 	if err != nil {
 		return "", fmt.Errorf("publication slug %q: %w", slug, err)
 	}
@@ -315,9 +331,10 @@ func (s *Store) PublicationIDBySlug(ctx context.Context, slug string) (string, e
 }
 
 // PublicationIDByHost returns the id of the publication served at host:
-// one GetItem of the host's claim. None is ErrNotFound.
+// one strongly consistent GetItem of the host's claim, as
+// PublicationIDBySlug. None is ErrNotFound.
 func (s *Store) PublicationIDByHost(ctx context.Context, host string) (string, error) {
-	id, err := s.claimOf(ctx, keys.Host(host))
+	id, err := s.claimOf(ctx, keys.Host(host), true)
 	if err != nil {
 		return "", fmt.Errorf("host %q: %w", host, err)
 	}
@@ -327,17 +344,18 @@ func (s *Store) PublicationIDByHost(ctx context.Context, host string) (string, e
 // PublicationByHost returns the publication served at host: two GetItems
 // (the claim, then the directory item). None is ErrNotFound.
 func (s *Store) PublicationByHost(ctx context.Context, host string) (*Publication, error) {
-	id, err := s.PublicationIDByHost(ctx, host)
+	id, err := s.claimOf(ctx, keys.Host(host), false)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("host %q: %w", host, err)
 	}
 	return s.GetPublication(ctx, id)
 }
 
-// claimOf returns the publication id of the claim k.
-func (s *Store) claimOf(ctx context.Context, k key) (string, error) {
+// claimOf returns the publication id of the claim k, read strongly
+// consistently when consistent is true.
+func (s *Store) claimOf(ctx context.Context, k key, consistent bool) (string, error) {
 	var c claimItem
-	if err := s.db.Get(ctx, k, false, &c); err != nil {
+	if err := s.db.Get(ctx, k, consistent, &c); err != nil {
 		return "", err
 	}
 	return c.PublicationID, nil

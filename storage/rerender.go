@@ -37,8 +37,9 @@ import (
 //     transaction each, conditional on the item's version as read, so a
 //     concurrent edit is never lost (the edit wins, rendered with its own
 //     server's renderer, and the sweep reads it again); a sweep that
-//     wrote nothing marks the renderer item done, and from then on a
-//     tick costs one GetItem;
+//     wrote nothing marks the renderer item done; then the sweep walks
+//     the other publications (rerender_walk.go), and once that is done
+//     too a tick costs one GetItem;
 //   - a server whose version is not the renderer item's never sweeps, so
 //     servers of two releases during a deploy do not undo each other's
 //     work; and when such a server writes a body, it marks the renderer
@@ -78,6 +79,18 @@ type rendererItem struct {
 	// MarkedAt is when the last was counted (a key time).
 	Marks    int64  `dynamodbav:"marks,omitempty"`
 	MarkedAt string `dynamodbav:"markedAt,omitempty"`
+	// The walk of the other publications (rerender_walk.go): WalkDone
+	// once a pass found nothing to render again; WalkPass is when the
+	// pass under way began (a key time), WalkAfter the directory's cursor
+	// after the publications it swept, WalkRendered the bodies it
+	// rendered again.
+	WalkDone     bool   `dynamodbav:"walkDone,omitempty"`
+	WalkPass     string `dynamodbav:"walkPass,omitempty"`
+	WalkAfter    string `dynamodbav:"walkAfter,omitempty"`
+	WalkRendered int64  `dynamodbav:"walkRendered,omitempty"`
+	// Alone is set by a claim of the table's only writer
+	// (ClaimRendererAlone): the sweep and the walk need not settle.
+	Alone bool `dynamodbav:"alone,omitempty"`
 }
 
 // renderedKind is a kind of item whose Markdown the store renders when it
@@ -189,9 +202,24 @@ func (s *Store) RenderVersion() string { return s.render.Version() }
 // on the renderer item naming another version or none. It fails only
 // when the write fails.
 func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
+	return s.claimRenderer(ctx, false)
+}
+
+// ClaimRendererAlone claims the renderer as ClaimRenderer does, for a
+// store that is the only writer of its table (the embedded engine's
+// server: its data file is locked to one process). No other server can
+// write a body with another renderer meanwhile, so the sweep marks the
+// renderer done, and the walk its pass, as soon as they find nothing to
+// render again, without waiting settleAfter and indexLag: a server that
+// starts idle stops writing at its first sweep.
+func (s *Store) ClaimRendererAlone(ctx context.Context) (bool, error) {
+	return s.claimRenderer(ctx, true)
+}
+
+func (s *Store) claimRenderer(ctx context.Context, alone bool) (bool, error) {
 	v := s.RenderVersion()
 	k := s.ks.Renderer()
-	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keys.Time(s.Now())}
+	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keys.Time(s.Now()), Alone: alone}
 	wrote, err := s.db.PutIf(ctx, it, dynamo.CondNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
 	if err != nil {
 		return false, fmt.Errorf("claim renderer %s: %w", v, err)
@@ -201,8 +229,8 @@ func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 
 // Rerendered is what one call of Rerender did.
 type Rerendered struct {
-	// Swept is whether it swept (the renderer item named this store's
-	// version and was not done).
+	// Swept is whether it swept the Store's own publication (the
+	// renderer item named this store's version and was not done).
 	Swept bool
 	// Rendered counts the items rendered again; Stale those of another
 	// version it found (a body that no longer renders within the limits
@@ -210,6 +238,11 @@ type Rerendered struct {
 	Rendered, Stale int
 	// Done is whether this sweep marked the renderer done.
 	Done bool
+	// Publications counts the other publications a step of the walk
+	// swept (rerender_walk.go); WalkDone is whether it marked the walk
+	// done.
+	Publications int
+	WalkDone     bool
 }
 
 // Rerender sweeps once when the renderer item names this store's renderer
@@ -229,28 +262,18 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 		return out, fmt.Errorf("rerender: %w", err)
 	}
 	v := s.RenderVersion()
-	if r.Version != v || r.Done {
+	switch {
+	case r.Version != v || r.Done && r.WalkDone:
 		return out, nil
+	case r.Done:
+		return s.walkStep(ctx, &r)
 	}
 	out.Swept = true
 	now := s.Now()
-	settled := !now.Before(keys.ParseTime(r.ClaimedAt).Add(settleAfter)) &&
+	settled := r.Alone || !now.Before(keys.ParseTime(r.ClaimedAt).Add(settleAfter)) &&
 		(r.MarkedAt == "" || !now.Before(keys.ParseTime(r.MarkedAt).Add(indexLag)))
-	for _, kind := range s.renderedKinds() {
-		err := kind.each(ctx, func(id, version string) error {
-			if version == v {
-				return nil
-			}
-			out.Stale++
-			did, err := kind.rerender(ctx, id)
-			if did {
-				out.Rendered++
-			}
-			return err
-		})
-		if err != nil {
-			return out, fmt.Errorf("rerender %s: %w", kind.name, err)
-		}
+	if err := s.sweepStale(ctx, &out); err != nil {
+		return out, err
 	}
 	if out.Rendered > 0 || !settled {
 		return out, nil
@@ -266,7 +289,40 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	default:
 		out.Done = true
 	}
+	if out.Done && r.Alone {
+		// Nothing to wait for: the walk's first step comes at once.
+		r.Done = true
+		walk, err := s.walkStep(ctx, &r)
+		out.Rendered += walk.Rendered
+		out.Stale += walk.Stale
+		out.Publications, out.WalkDone = walk.Publications, walk.WalkDone
+		return out, err
+	}
 	return out, nil
+}
+
+// sweepStale renders again every rendered item of the Store's
+// publication whose version is not the store's renderer's, and counts in
+// out those it found and those it rendered.
+func (s *Store) sweepStale(ctx context.Context, out *Rerendered) error {
+	v := s.RenderVersion()
+	for _, kind := range s.renderedKinds() {
+		err := kind.each(ctx, func(id, version string) error {
+			if version == v {
+				return nil
+			}
+			out.Stale++
+			did, err := kind.rerender(ctx, id)
+			if did {
+				out.Rendered++
+			}
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("rerender %s in %s: %w", kind.name, s.ks.ID(), err)
+		}
+	}
+	return nil
 }
 
 // doneInput marks the renderer item done, on the condition that it names
@@ -439,8 +495,10 @@ func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string)
 }
 
 // rerenderPage renders the page id again (see the top of this file): one
-// transaction that updates the page's derived attributes, conditional on its version
-// as read, with no new version and no new updatedAt. A page gone
+// transaction that updates the page's derived attributes, conditional on
+// its version and locale as read (a link may store a locale without a new
+// version), and puts its locale copy as rendered (pagelocales.go), with
+// no new version and no new updatedAt. A page gone
 // meanwhile, already of this version, or whose body no longer renders
 // within the limits is left as it is. A published page whose HTML
 // changes is a page.published.edited on the change feed (pageEvents).
@@ -464,7 +522,10 @@ func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 			return false, err
 		}
 		t := s.db.NewTxn()
-		if err := t.Update(s.ks.Page(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
+		after := p
+		after.HTML, after.TOC, after.Words, after.AutoExcerpt, after.RenderVersion = d.HTML, d.TOC, d.Words, d.AutoExcerpt, d.RenderVersion
+		if err := errors.Join(t.Update(s.ks.Page(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version).And(sameOrAbsent("locale", p.Locale))), dynamo.ErrRetry),
+			writeLocalePageCopy(s.ks, t, &p, &after)); err != nil {
 			return false, err
 		}
 		if err := s.db.Exec(ctx, t); err != nil {

@@ -21,7 +21,8 @@ import (
 // scheduled post carries a marker, goLiveAt (its publishedAt), and has a
 // schedule item SCHEDULE / <publishedAt>#<postId>, both written in the
 // post's own transactions. GoLive, run about every second on one server
-// of the fleet, reads the schedule items that are due and removes each
+// of the fleet, reads the schedule items that are due in every
+// publication from the go-live index (schedule_index.go) and removes each
 // post's marker in a transaction that also deletes its schedule item:
 // that write is the post's go-live in the stream (post.published), and
 // nothing readers see changes with it.
@@ -59,10 +60,14 @@ var (
 	errScheduleGone = errors.New("schedule item gone")
 )
 
-// scheduleItem is a scheduled post's entry in the SCHEDULE partition.
+// scheduleItem is a scheduled post's entry in the SCHEDULE partition,
+// and in the go-live index (GSI1 GOLIVE, schedule_index.go). An item an
+// earlier version wrote has no GSI1 attributes until IndexSchedule.
 type scheduleItem struct {
 	PK     string `dynamodbav:"PK"`
 	SK     string `dynamodbav:"SK"`
+	GSI1PK string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK string `dynamodbav:"GSI1SK,omitempty"`
 	Type   string `dynamodbav:"type"`
 	PostID string `dynamodbav:"postId"`
 	// At is the post's publishedAt, a key time.
@@ -71,7 +76,8 @@ type scheduleItem struct {
 
 func newScheduleItem(ks keys.Space, at, postID string) scheduleItem {
 	k := scheduleKey(ks, at, postID)
-	return scheduleItem{PK: k.PK, SK: k.SK, Type: typeSchedule, PostID: postID, At: at}
+	return scheduleItem{PK: k.PK, SK: k.SK, GSI1PK: keys.GoLivePartition, GSI1SK: keys.GoLiveSort(at, ks.ID(), postID),
+		Type: typeSchedule, PostID: postID, At: at}
 }
 
 // goLiveAt returns the marker a write from before (nil: create) to after
@@ -123,20 +129,37 @@ func condMarker(at string) expression.ConditionBuilder {
 	return expression.Name(attrGoLiveAt).Equal(expression.Value(at))
 }
 
-// GoLive makes the scheduled posts whose time has passed go live: it reads
-// the schedule items due at the store's clock (one Query of at most 100,
-// and one more for every 100 after), and for each removes the post's
-// marker and deletes the item in one TransactWriteItems, conditional on
-// the marker still naming the item's time. It returns how many posts went
-// live. A post rescheduled, unpublished or deleted meanwhile is skipped
-// (and a schedule item left behind without its post is deleted), so
-// several servers may sweep at once: each scheduled time goes live once.
-// It returns the posts that went live so far and the first error of a
-// read or a write, after which the next call goes on.
-func (s *Store) GoLive(ctx context.Context) (int, error) {
+// sweepSchedule makes the scheduled posts of the Store's publication
+// whose time has passed go live, as GoLive does, from the publication's
+// SCHEDULE partition (a consistent Query of at most 100 items, and one
+// more for every 100 after) rather than the go-live index: IndexSchedule
+// runs it for the items an earlier version wrote.
+func (s *Store) sweepSchedule(ctx context.Context) (int, error) {
+	return s.goLiveDue(ctx, dueRange{
+		source: "the schedule",
+		pkAttr: keys.AttrPK, skAttr: keys.AttrSK, pk: s.ks.Partition(schedulePartition),
+	}, s.goLive)
+}
+
+// dueRange is where a sweep reads the schedule items: the partition pk
+// of the key attributes pkAttr and skAttr, of the table or, when index is
+// set, of that index. Its source names it in errors.
+type dueRange struct {
+	source         string
+	index          string
+	pkAttr, skAttr string
+	pk             string
+}
+
+// goLiveDue reads the schedule items of r that are due at the store's
+// clock (one Query of at most goLivePage items, consistent on the table,
+// and one more for every goLivePage after) and makes each go live with
+// goLive. It returns how many did, and the first error of a read or a
+// write with the posts that went live before it.
+func (s *Store) goLiveDue(ctx context.Context, r dueRange, goLive func(context.Context, scheduleItem) (bool, error)) (int, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Partition(schedulePartition))).
-			And(expression.Key(keys.AttrSK).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
+		expression.Key(r.pkAttr).Equal(expression.Value(r.pk)).
+			And(expression.Key(r.skAttr).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
 	if err != nil {
 		return 0, err
 	}
@@ -145,21 +168,25 @@ func (s *Store) GoLive(ctx context.Context) (int, error) {
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		ConsistentRead:            aws.Bool(true),
 		Limit:                     aws.Int32(goLivePage),
+	}
+	if r.index == "" {
+		in.ConsistentRead = aws.Bool(true)
+	} else {
+		in.IndexName = aws.String(r.index)
 	}
 	n := 0
 	for {
 		out, err := s.db.Query(ctx, in)
 		if err != nil {
-			return n, fmt.Errorf("go live: read the schedule: %w", err)
+			return n, fmt.Errorf("go live: read %s: %w", r.source, err)
 		}
 		var due []scheduleItem
 		if err := attributevalue.UnmarshalListOfMaps(out.Items, &due); err != nil {
-			return n, fmt.Errorf("go live: decode the schedule: %w", err)
+			return n, fmt.Errorf("go live: decode %s: %w", r.source, err)
 		}
 		for _, it := range due {
-			did, err := s.goLive(ctx, it)
+			did, err := goLive(ctx, it)
 			if err != nil {
 				return n, fmt.Errorf("go live: post %q at %s: %w", it.PostID, it.At, err)
 			}

@@ -287,7 +287,8 @@ func TestCheckFindsScheduleFaults(t *testing.T) {
 // TestMigrateMarksScheduledPosts migrates a table of layout 2, whose
 // scheduled posts have no go-live marker or schedule item: Migrate gives
 // them theirs, without a new version, reading only the author copies
-// sorted after now, and the posts then go live as the others do.
+// sorted after now, and the posts then go live as the others do once
+// IndexSchedule put them in the go-live index.
 func TestMigrateMarksScheduledPosts(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -311,20 +312,25 @@ func TestMigrateMarksScheduledPosts(t *testing.T) {
 
 	var m *storage.Migration
 	n := counted(func(ctx context.Context) { m = must[*storage.Migration](t)(e.store.Migrate(ctx)) })
-	equal(t, "migration", fmt.Sprintf("%+v", *m), fmt.Sprintf("%+v", storage.Migration{From: 2, To: storage.CurrentLayout, Scheduled: 1, Moved: 20}))
+	equal(t, "migration", fmt.Sprintf("%+v", *m), fmt.Sprintf("%+v", storage.Migration{From: 2, To: storage.CurrentLayout, Scheduled: 1, Moved: 21}))
 	// The layout item; the authors, and the scheduled copies of each; the
 	// scheduled post, and its transaction; then layout 4's pass: the
 	// feed's five partitions, old and new, the authors and their drafts,
 	// and each post read with its parts (all split already, as this
 	// version wrote them); layout 5's move: its checkpoint read, one Scan
-	// page, a transaction for each of the 20 items, the directory read
+	// page, a transaction for each of the 21 items (the posts' counter
+	// among them, which the posts' creation wrote), the directory read
 	// and written; the layout recorded; the directory item and the slug's
 	// claim read, and written whole for the publications' list.
-	equal(t, "requests", fmt.Sprint(n), "map[BatchGetItem:3 GetItem:6 PutItem:1 Query:11 Scan:1 TransactWriteItems:22 UpdateItem:1]")
+	equal(t, "requests", fmt.Sprint(n), "map[BatchGetItem:3 GetItem:6 PutItem:1 Query:11 Scan:1 TransactWriteItems:23 UpdateItem:1]")
 	e.scheduled("migrated", soon.ID, start.Add(time.Hour))
 	equal(t, "version", must[*storage.Post](t)(e.store.GetPost(ctx, soon.ID)).Version, soon.Version)
 	e.consistent()
 
+	// The migration wrote its schedule item without the go-live index:
+	// the "schedule" worker's first tick adds it (IndexSchedule).
+	equal(t, "items added to the go-live index", must[int](t)(e.store.IndexSchedule(ctx)), 1)
+	equal(t, "items added again", must[int](t)(e.store.IndexSchedule(ctx)), 0)
 	e.clock.Advance(time.Hour)
 	equal(t, "posts gone live", must[int](t)(e.store.GoLive(ctx)), 1)
 	e.consistent()

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -49,6 +50,8 @@ type Session struct {
 	CreatedAt  time.Time
 	LastUsedAt time.Time
 	UserAgent  string
+	// Publication is the id of the publication the session was made on.
+	Publication string
 }
 
 type sessionItem struct {
@@ -63,21 +66,25 @@ type sessionItem struct {
 	LastUsedAt  string   `dynamodbav:"lastUsedAt"`
 	UserAgent   string   `dynamodbav:"userAgent,omitempty"`
 	ExpiresAt   int64    `dynamodbav:"expiresAt"`
+	// Publication is the publication the session was made on; none on a
+	// session made before sessions named theirs, when readers signed in
+	// on the default publication only.
+	Publication string `dynamodbav:"publication,omitempty"`
 }
 
 func (it *sessionItem) session() Session {
 	return Session{ID: it.ID, AccountID: it.AccountID, CreatedAt: keys.ParseTime(it.CreatedAt),
-		LastUsedAt: keys.ParseTime(it.LastUsedAt), UserAgent: it.UserAgent}
+		LastUsedAt: keys.ParseTime(it.LastUsedAt), UserAgent: it.UserAgent, Publication: cmp.Or(it.Publication, DefaultPublication)}
 }
 
 // putSession adds to t a new session of the account and returns it and
 // its refresh token.
-func putSession(t *dynamo.Txn, accountID, userAgent string, now time.Time) (Session, string, error) {
+func putSession(t *dynamo.Txn, accountID, publication, userAgent string, now time.Time) (Session, string, error) {
 	id, secret := newID(), randomToken()
 	k := keys.Session(accountID, id)
 	it := sessionItem{PK: k.PK, SK: k.SK, Type: typeSession, ID: id, AccountID: accountID, RefreshHash: hashSecret(secret),
 		CreatedAt: keys.Time(now), LastUsedAt: keys.Time(now), UserAgent: cleanUserAgent(userAgent),
-		ExpiresAt: now.Add(SessionIdleTTL).Unix()}
+		ExpiresAt: now.Add(SessionIdleTTL).Unix(), Publication: publication}
 	if err := t.Put(it, ptr(dynamo.CondNotExists()), dynamo.ErrRetry); err != nil {
 		return Session{}, "", err
 	}
@@ -119,8 +126,10 @@ func splitRefresh(token string) (string, string, string, bool) {
 
 // RefreshSession exchanges a session's refresh token for a new one and
 // returns the session and the new token. It returns ErrSessionInvalid for
-// a token of no live session, and ErrRefreshReused, having deleted the
-// session, for a token that was exchanged already.
+// a token of no live session, ErrRefreshReused, having deleted the
+// session, for a token that was exchanged already, and
+// ErrSessionElsewhere, changing nothing, for a session made on another
+// publication than s's.
 func (s *Store) RefreshSession(ctx context.Context, token string) (Session, string, error) {
 	accountID, id, secret, ok := splitRefresh(token)
 	if !ok {
@@ -142,6 +151,8 @@ func (s *Store) RefreshSession(ctx context.Context, token string) (Session, stri
 		return Session{}, "", s.revokeReused(ctx, k)
 	case h != it.RefreshHash:
 		return Session{}, "", ErrSessionInvalid
+	case cmp.Or(it.Publication, DefaultPublication) != s.Publication():
+		return Session{}, "", ErrSessionElsewhere
 	}
 	next := randomToken()
 	replaced := append(it.Replaced, h)
@@ -196,14 +207,20 @@ func (s *Store) RevokeSession(ctx context.Context, accountID, id string) error {
 }
 
 // RevokeRefresh deletes the session of a refresh token, when the token
-// is its current one. It returns ErrSessionInvalid otherwise.
+// is its current one and the session was made on s's publication. It
+// returns ErrSessionInvalid otherwise: a session of another publication
+// is signed out only on its own hosts.
 func (s *Store) RevokeRefresh(ctx context.Context, token string) error {
 	accountID, id, secret, ok := splitRefresh(token)
 	if !ok {
 		return ErrSessionInvalid
 	}
 	t := s.db.NewTxn()
-	cond := expression.Name("refreshHash").Equal(expression.Value(hashSecret(secret)))
+	mine := expression.Name("publication").Equal(expression.Value(s.Publication()))
+	if s.Publication() == DefaultPublication {
+		mine = mine.Or(expression.AttributeNotExists(expression.Name("publication")))
+	}
+	cond := expression.Name("refreshHash").Equal(expression.Value(hashSecret(secret))).And(mine)
 	if err := t.Delete(keys.Session(accountID, id), &cond, ErrSessionInvalid); err != nil {
 		return err
 	}

@@ -242,7 +242,7 @@ func (s *Store) RequestSignIn(ctx context.Context, in SignInRequest) error {
 		if err := t.Put(it, ptr(dynamo.CondNotExists()), dynamo.ErrRetry); err != nil {
 			return struct{}{}, err
 		}
-		msg.ID, msg.To, msg.CreatedAt = tokenHash[:32], email, now
+		msg.ID, msg.To, msg.CreatedAt, msg.AccountID = tokenHash[:32], email, now, acct.AccountID
 		if err := putMail(t, msg, now); err != nil {
 			return struct{}{}, err
 		}
@@ -384,6 +384,20 @@ func (s *Store) signInByCode(ctx context.Context, email, code string) (string, s
 	return "", signInItem{}, ErrSignInInvalid
 }
 
+// putNewAccount adds to t the items of the new account acct, signed in
+// at its creation with its address verified: the account and its
+// address's item, which fails t with taken when the address has one.
+func putNewAccount(t *dynamo.Txn, acct Account, taken error) error {
+	at := keys.Time(acct.CreatedAt)
+	ak, ek := keys.Account(acct.ID), keys.AccountEmail(acct.Email)
+	if err := t.Put(accountItem{PK: ak.PK, SK: ak.SK, Type: typeAccount, ID: acct.ID, Email: acct.Email, EmailVerified: true,
+		CreatedAt: at, SignedInAt: at}, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
+		return err
+	}
+	return t.Put(accountEmailItem{PK: ek.PK, SK: ek.SK, Type: typeAccountEmail, AccountID: acct.ID, CreatedAt: at},
+		ptr(dynamo.CondNotExists()), taken)
+}
+
 // signIn is one attempt of the transaction that consumes the request and
 // makes the session.
 func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, userAgent string) (SignedIn, error) {
@@ -396,13 +410,7 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 	acct := Account{ID: it.AccountID, Email: it.Email, EmailVerified: true, CreatedAt: keys.ParseTime(it.AccountCreatedAt)}
 	if acct.ID == "" {
 		acct.ID, acct.CreatedAt = newID(), now
-		ak, ek := keys.Account(acct.ID), keys.AccountEmail(it.Email)
-		if err := t.Put(accountItem{PK: ak.PK, SK: ak.SK, Type: typeAccount, ID: acct.ID, Email: it.Email, EmailVerified: true,
-			CreatedAt: keys.Time(now), SignedInAt: keys.Time(now)}, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
-			return SignedIn{}, err
-		}
-		if err := t.Put(accountEmailItem{PK: ek.PK, SK: ek.SK, Type: typeAccountEmail, AccountID: acct.ID, CreatedAt: keys.Time(now)},
-			ptr(dynamo.CondNotExists()), errEmailTaken); err != nil {
+		if err := putNewAccount(t, acct, errEmailTaken); err != nil {
 			return SignedIn{}, err
 		}
 	} else {
@@ -413,7 +421,7 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 			return SignedIn{}, err
 		}
 	}
-	sess, refresh, err := putSession(t, acct.ID, userAgent, now)
+	sess, refresh, err := putSession(t, acct.ID, s.Publication(), userAgent, now)
 	if err != nil {
 		return SignedIn{}, err
 	}
@@ -436,20 +444,11 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 	if errors.Is(err, errSignInClosed) {
 		return SignedIn{}, ErrSignInInvalid
 	}
-	if errors.Is(err, ErrSignInInvalid) {
-		switch {
-		case s.madeSession(ctx, acct.ID, sess.ID):
-			// The request was consumed by this very transaction: it was
-			// sent again after an answer that was lost (the SDK's retry)
-			// and refused the second time. Its session is there: it
-			// committed.
-			err = nil
-		case s.signInStands(ctx, tokenHash, now):
-			// The request is still there and unexpired, so the refusal
-			// was not about it (DynamoDB Local, busy, has refused a
-			// transaction this way): nothing was written, try again.
-			return SignedIn{}, dynamo.ErrRetry
-		}
+	if errors.Is(err, ErrSignInInvalid) && s.madeSession(ctx, acct.ID, sess.ID) {
+		// The request was consumed by this very transaction: it was sent
+		// again after an answer that was lost (the SDK's retry) and
+		// refused the second time. Its session is there: it committed.
+		err = nil
 	}
 	if err != nil {
 		return SignedIn{}, fmt.Errorf("complete sign-in: %w", err)
@@ -464,14 +463,6 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 func (s *Store) madeSession(ctx context.Context, accountID, id string) bool {
 	var it sessionItem
 	return s.db.Get(ctx, keys.Session(accountID, id), true, &it) == nil
-}
-
-// signInStands reports whether the sign-in request of tokenHash is still
-// there and unexpired at now: one consistent GetItem, made only when a
-// sign-in's transaction was refused.
-func (s *Store) signInStands(ctx context.Context, tokenHash string, now time.Time) bool {
-	var it signInItem
-	return s.db.Get(ctx, keys.SignIn(tokenHash), true, &it) == nil && it.ExpiresAt > now.Unix()
 }
 
 // errSignInClosed means the account a sign-in is for is closed (being

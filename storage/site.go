@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -251,19 +252,33 @@ func (s *Store) Site(ctx context.Context) (*Site, error) {
 	return site, nil
 }
 
-// ForgetSite drops the server's copy of the site settings when events
-// hold site.updated; the change feed calls it with every batch it tails.
+// ForgetSite drops the server's copy of the site settings of each
+// publication that events hold a site.updated of (an event without a
+// publication is the default publication's), whichever publication's
+// Store it is called on: the copies every Store made from one New holds
+// of each publication. The change feed calls it with every batch it
+// tails, which carries every publication's events.
 func (s *Store) ForgetSite(events []LoggedEvent) {
 	for _, e := range events {
-		if e.Type == EventSiteUpdated {
-			c := s.siteCache
-			c.mu.Lock()
-			c.site = nil
-			c.epoch++
-			c.mu.Unlock()
-			return
+		if e.Type != EventSiteUpdated {
+			continue
+		}
+		pub := cmp.Or(e.Publication, DefaultPublication)
+		if pub == s.ks.ID() {
+			s.siteCache.forget()
+		}
+		if c := s.pubs.siteCacheOf(pub); c != nil {
+			c.forget()
 		}
 	}
+}
+
+// forget drops the copy, and keeps a read begun before from being kept.
+func (c *siteCache) forget() {
+	c.mu.Lock()
+	c.site = nil
+	c.epoch++
+	c.mu.Unlock()
 }
 
 // validateLabel checks a menu's name or a link's label: one line of

@@ -56,7 +56,11 @@ type taker struct {
 }
 
 // postSlugs is the posts' slugs in the publication ks.
-func postSlugs(ks keys.Space) slugSpace {
+func postSlugs(ks keys.Space) slugSpace { return postSlugsAt(ks, "") }
+
+// postSlugsAt is postSlugs for writing the slugs of a post whose current
+// slug's reservation records publicAt (slugItem.PublicAt; "" for none).
+func postSlugsAt(ks keys.Space, publicAt string) slugSpace {
 	return slugSpace{
 		key:      ks.Slug,
 		owner:    "postId",
@@ -64,9 +68,32 @@ func postSlugs(ks keys.Space) slugSpace {
 		authorOf: func(h *slugHolder) string { return h.AuthorID },
 		item: func(slug, owner string, redirect bool) any {
 			k := ks.Slug(slug)
-			return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
+			it := slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
+			if !redirect {
+				it.PublicAt = publicAt
+			}
+			return it
 		},
 	}
+}
+
+// publicAtAction adds to t, for a post whose current slug stays the same
+// (moveSlug writes nothing then), the update of that slug's reservation
+// when the publishedAt it records (slugItem.PublicAt) changes.
+func publicAtAction(ks keys.Space, t *dynamo.Txn, id string, before, after *postItem, from, to []string) error {
+	if before == nil || after == nil || len(from) == 0 || len(to) == 0 || from[0] != to[0] {
+		return nil
+	}
+	at := after.publicAt()
+	if at == before.publicAt() {
+		return nil
+	}
+	update := expression.Remove(expression.Name("publicAt"))
+	if at != "" {
+		update = expression.Set(expression.Name("publicAt"), expression.Value(at))
+	}
+	mine := expression.Name("postId").Equal(expression.Value(id))
+	return t.Update(ks.Slug(to[0]), update, &mine, dynamo.ErrRetry)
 }
 
 // authorSlugs is the authors' slugs in the publication ks.

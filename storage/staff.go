@@ -64,7 +64,9 @@ const (
 
 // staffHold is how long a server holds an account's role in a
 // publication: a role removed or changed on another server takes effect
-// within it (at once on the server that changed it).
+// when the change feed brings its event (ForgetStaff), and within
+// staffHold should the feed stall (at once on the server that changed
+// it).
 const staffHold = 5 * time.Second
 
 // maxStaffHeld bounds the roles a Store's publication holds.
@@ -150,8 +152,10 @@ func (s *Store) AddStaff(ctx context.Context, in NewStaff) (*StaffMember, error)
 }
 
 // putStaff adds to t the membership in, under attribute_not_exists
-// (ErrAlreadyExists), with the owners' count when its role is owner. A
-// bad account id or role is a *ValidationError.
+// (ErrAlreadyExists), with the entry of the role in the account's trail
+// (refused with ErrAccountClosed for an account being deleted) and the
+// owners' count when its role is owner. A bad account id or role is a
+// *ValidationError.
 func (s *Store) putStaff(t *dynamo.Txn, in NewStaff, at time.Time) (staffItem, error) {
 	if err := validateStaff(in.AccountID, in.Role); err != nil {
 		return staffItem{}, err
@@ -160,7 +164,7 @@ func (s *Store) putStaff(t *dynamo.Txn, in NewStaff, at time.Time) (staffItem, e
 	k := s.ks.Staff(in.AccountID)
 	it := staffItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.StaffPartition(), GSI1SK: in.AccountID, Type: typeStaff,
 		AccountID: in.AccountID, Email: in.Email, Role: string(in.Role), CreatedAt: now, UpdatedAt: now, Version: 1}
-	errs := []error{t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists)}
+	errs := []error{t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists), s.leaveRole(t, in.AccountID, at)}
 	if in.Role == RoleOwner {
 		errs = append(errs, s.ownerCount(t, 1))
 	}
@@ -259,7 +263,8 @@ func (s *Store) RemoveStaff(ctx context.Context, accountID string, guard StaffGu
 			return nil, err
 		}
 		t := s.db.NewTxn()
-		errs := []error{t.Delete(s.ks.Staff(accountID), ptr(expression.Name("version").Equal(expression.Value(m.Version))), dynamo.ErrRetry)}
+		errs := []error{t.Delete(s.ks.Staff(accountID), ptr(expression.Name("version").Equal(expression.Value(m.Version))), dynamo.ErrRetry),
+			t.Delete(s.ks.Role(accountID), nil, nil)}
 		if m.Role == RoleOwner {
 			errs = append(errs, s.ownerCount(t, -1))
 		}
@@ -283,30 +288,35 @@ func (s *Store) StaffMembers(ctx context.Context, p PageArgs) (*Result[*StaffMem
 
 // StaffRoleOf returns the role of the account accountID in the
 // publication, or "" when it is not on the staff: one GetItem, none while
-// the server holds the answer (staffHold, on this server dropped at once
-// by a change made through it).
+// the server holds the answer (staffHold), which a change made through
+// this server drops at once and one made on another server when this
+// server's change feed brings its event (ForgetStaff).
 func (s *Store) StaffRoleOf(ctx context.Context, accountID string) (StaffRole, error) {
 	now := s.Now()
-	if role, ok := s.staff.get(accountID, now); ok {
+	role, ok, epoch := s.staff.get(accountID, now)
+	if ok {
 		return role, nil
 	}
 	m, err := s.StaffMemberOf(ctx, accountID, false)
-	var role StaffRole
 	switch {
 	case errors.Is(err, ErrNotFound):
+		role = ""
 	case err != nil:
 		return "", err
 	default:
 		role = m.Role
 	}
-	s.staff.put(accountID, role, now)
+	s.staff.put(accountID, role, now, epoch)
 	return role, nil
 }
 
 // staffCache holds the roles of a publication's accounts for staffHold.
+// Its epoch counts what was forgotten, so that a role read before a
+// change is forgotten is not kept after.
 type staffCache struct {
-	mu   sync.Mutex
-	held map[string]heldRole
+	mu    sync.Mutex
+	held  map[string]heldRole
+	epoch uint64
 }
 
 type heldRole struct {
@@ -314,19 +324,26 @@ type heldRole struct {
 	at   time.Time
 }
 
-func (c *staffCache) get(accountID string, now time.Time) (StaffRole, bool) {
+// get returns the role held of accountID, whether one is held, and the
+// epoch to put a role read now with.
+func (c *staffCache) get(accountID string, now time.Time) (StaffRole, bool, uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	h, ok := c.held[accountID]
 	if !ok || now.Sub(h.at) >= staffHold || now.Before(h.at) {
-		return "", false
+		return "", false, c.epoch
 	}
-	return h.role, true
+	return h.role, true, c.epoch
 }
 
-func (c *staffCache) put(accountID string, role StaffRole, now time.Time) {
+// put holds role for accountID, unless something was forgotten since
+// epoch.
+func (c *staffCache) put(accountID string, role StaffRole, now time.Time, epoch uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.epoch != epoch {
+		return
+	}
 	if c.held == nil {
 		c.held = map[string]heldRole{}
 	}
@@ -343,4 +360,5 @@ func (c *staffCache) forget(accountID string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.held, accountID)
+	c.epoch++
 }

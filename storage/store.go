@@ -58,6 +58,12 @@ type Store struct {
 	// migrationStop stops the layout 5 step of Migrate after so many
 	// pages of so many items (tests; migrations.Env.StopAfter).
 	migrationStop struct{ pages, size int }
+	// quota bounds the posts and webhooks of a publication that has no
+	// limits of its own (WithPublicationQuota, quotas.go).
+	quota PublicationQuota
+	// postsGate lets one of the server's post writes at a time write the
+	// publication's posts' counter (quotas.go).
+	postsGate counterGate
 	// pubs holds hints, siteCache and claimed of each publication a Store
 	// was made In (publication_stores.go), shared by every copy.
 	pubs *pubStates
@@ -128,7 +134,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	}
 	s.pubs = &pubStates{states: map[string]*pubState{}}
 	st := s.pubs.state(s.ks.ID())
-	s.hints, s.siteCache, s.claimed, s.staff = st.hints, st.siteCache, st.claimed, st.staff
+	s.hints, s.siteCache, s.claimed, s.staff, s.postsGate = st.hints, st.siteCache, st.claimed, st.staff, st.posts
 	s.db = dynamo.New(db, table, st.hints).Confine(s.ks.Prefix(), keys.Global)
 	if s.cursors.enc == nil {
 		s.cursors = randomCursorKeys()

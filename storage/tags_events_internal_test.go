@@ -15,13 +15,7 @@ import (
 func TestEventsOfCoAuthorsAndTags(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	clock := func() time.Time { return now }
-	db, table := testBackend(t, clock, "coevents")
-	s := New(db, table, WithClock(clock))
-	if err := s.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	f := &feed{t: t, db: db, table: table, now: &now}
+	s, f := newFeedTest(t, "coevents", &now)
 	must := func(err error) {
 		t.Helper()
 		if err != nil {

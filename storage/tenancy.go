@@ -25,20 +25,3 @@ func (s *Store) Ours(e Event) bool {
 	}
 	return e.Publication == s.ks.ID()
 }
-
-// OursOnly returns the events of events that are of the Store's
-// publication (Ours), events itself when all are.
-func (s *Store) OursOnly(events []LoggedEvent) []LoggedEvent {
-	for i := range events {
-		if !s.Ours(events[i].Event) {
-			kept := append([]LoggedEvent(nil), events[:i]...)
-			for _, e := range events[i+1:] {
-				if s.Ours(e.Event) {
-					kept = append(kept, e)
-				}
-			}
-			return kept
-		}
-	}
-	return events
-}

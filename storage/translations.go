@@ -60,6 +60,10 @@ type transKind struct {
 	name string
 	key  func(ks keys.Space, id string) dynamo.Key
 	read func(ctx context.Context, id string) (*transMember, error)
+	// joined, when set, adds to a link's transaction the writes that
+	// follow a member (as read) taking locale as its own, and returns a
+	// condition more on its item (nil: none).
+	joined func(ks keys.Space, t *dynamo.Txn, p *transMember, locale string) (*expression.ConditionBuilder, error)
 }
 
 // postTranslations is the transKind of posts.
@@ -70,7 +74,7 @@ func (s *Store) postTranslations() transKind {
 			return nil, err
 		}
 		return &transMember{ID: p.ID, Locale: p.Locale, Group: p.TransGroup, Ver: p.TransVer, item: p}, nil
-	}}
+	}, joined: postJoined}
 }
 
 // kindOf returns the transKind of the group g's members.
@@ -186,6 +190,9 @@ func (s *Store) link(ctx context.Context, k transKind, field, id, translationID 
 		}
 		if err := errors.Join(errs...); err != nil {
 			return nil, err
+		}
+		if t.Len() > maxTxActions {
+			return nil, invalid("input", "stores the default locale on a post that had none, whose copies with the link take %d writes, more than the %d of one transaction: set the post's locale with updatePost first, then link it", t.Len(), maxTxActions)
 		}
 		if err := s.db.Exec(ctx, t); err != nil {
 			return nil, err
@@ -330,6 +337,15 @@ func joinGroup(ks keys.Space, t *dynamo.Txn, k transKind, p *transMember, id, lo
 		Set(expression.Name("transVer"), expression.Value(p.Ver+1)).
 		Set(expression.Name("locale"), expression.Value(locale))
 	cond := condTransVer(p.Ver).And(locCond).And(expression.AttributeExists(expression.Name(keys.AttrPK)))
+	if k.joined != nil {
+		more, err := k.joined(ks, t, p, locale)
+		if err != nil {
+			return err
+		}
+		if more != nil {
+			cond = cond.And(*more)
+		}
+	}
 	return t.Update(k.key(ks, p.ID), upd, &cond, dynamo.ErrRetry)
 }
 

@@ -46,12 +46,16 @@ const (
 // feed's events that show in the public API. post.scheduled,
 // post.rescheduled, post.unscheduled, comment.pending and comment.rejected
 // are about what only authors and admins see, so no webhook gets them.
+// The staff's events (publication.member.*) are the exception: they carry
+// account ids and roles, never addresses, for the admins' own tools that
+// mirror the staff (staffevents.go).
 var PublicEvents = []EventType{
 	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted, EventPostCountsUpdated,
 	EventAuthorUpdated, EventCategoryUpdated, EventTagUpdated, EventSeriesUpdated,
 	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
 	EventPagePublished, EventPageEdited, EventPageUnpublished, EventPageDeleted, EventSiteUpdated,
 	EventPostPagesUpdated,
+	EventMemberAdded, EventMemberRoleChanged, EventMemberRemoved,
 }
 
 // Webhook is an endpoint that receives events. Its secrets are never
@@ -166,12 +170,14 @@ func (it *webhookItem) webhook() *Webhook {
 	return w
 }
 
-// webhookCountItem counts the webhooks.
+// webhookCountItem counts the webhooks; WebhooksMax is the publication's
+// own quota of them, when a platform admin set one (quotas.go).
 type webhookCountItem struct {
-	PK    string `dynamodbav:"PK"`
-	SK    string `dynamodbav:"SK"`
-	Type  string `dynamodbav:"type"`
-	Count int64  `dynamodbav:"count"`
+	PK          string `dynamodbav:"PK"`
+	SK          string `dynamodbav:"SK"`
+	Type        string `dynamodbav:"type"`
+	Count       int64  `dynamodbav:"count"`
+	WebhooksMax *int64 `dynamodbav:"webhooksMax,omitempty"`
 }
 
 // ValidateWebhook returns a *ValidationError when in is not a valid new
@@ -249,7 +255,9 @@ func eventStrings(events []EventType) []string {
 
 // CreateWebhook creates an enabled webhook with in (URL and events
 // required) signed with secret. It returns a *ValidationError for bad
-// input or when MaxWebhooks exist already, and writes nothing then.
+// input or when MaxWebhooks exist already, a *QuotaError (limit
+// "webhooks") when the publication's quota is reached, and writes nothing
+// then.
 func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret string, p WebhookPolicy) (*Webhook, error) {
 	if err := validateWebhook(in, p, true); err != nil {
 		return nil, err
@@ -266,20 +274,34 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
 		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret, LogAfter: &head}
 	full := invalid("url", "at most %d webhooks can exist; delete one first", MaxWebhooks)
-	t := s.db.NewTxn()
-	if err := t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
-		return nil, err
-	}
-	cond := expression.AttributeNotExists(expression.Name("count")).Or(expression.Name("count").LessThan(expression.Value(MaxWebhooks)))
-	upd := expression.Set(expression.Name("type"), expression.Value(typeWebhookCount)).Add(expression.Name("count"), expression.Value(1))
-	if err := t.Update(webhookCountKey(s.ks), upd, &cond, full); err != nil {
-		return nil, err
-	}
-	if err := s.db.Exec(ctx, t); err != nil {
-		return nil, fmt.Errorf("create webhook: %w", err)
-	}
-	return it.webhook(), nil
+	// The count's condition holds both bounds, MaxWebhooks and the
+	// publication's quota (quotas.go); a missing count is none yet.
+	count := expression.Name("count")
+	cond := count.AttributeNotExists().Or(count.LessThan(expression.Value(MaxWebhooks)).
+		And(withinQuota("count", attrWebhooksMax, s.quota.Webhooks)))
+	upd := expression.Set(expression.Name("type"), expression.Value(typeWebhookCount)).Add(count, expression.Value(1))
+	return dynamo.RetryWrite(ctx, func() (*Webhook, error) {
+		t := s.db.NewTxn()
+		if err := t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
+			return nil, err
+		}
+		if err := t.Update(webhookCountKey(s.ks), upd, &cond, errWebhookCounter); err != nil {
+			return nil, err
+		}
+		err := s.db.Exec(ctx, t)
+		if errors.Is(err, errWebhookCounter) {
+			err = s.webhookCounterRefused(ctx, full)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("create webhook: %w", err)
+		}
+		return it.webhook(), nil
+	})
 }
+
+// errWebhookCounter is the failure of the webhooks' count's condition:
+// webhookCounterRefused tells which bound refused.
+var errWebhookCounter = errors.New("the webhooks' count refused the create")
 
 // GetWebhook returns the webhook id, or ErrNotFound.
 func (s *Store) GetWebhook(ctx context.Context, id string) (*Webhook, error) {

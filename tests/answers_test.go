@@ -243,8 +243,15 @@ func (s *server) answerFollower(t *testing.T) *answerFollower {
 	answers := gqlhttp.NewAnswerCache(0, nil)
 	o.opts.HTTP.Answers = answers
 	o.serve()
-	f := &answerFollower{server: o, events: make(chan storage.LoggedEvent, 1024)}
+	return &answerFollower{server: o, events: s.follow(t, graph.InvalidateAnswers(answers))}
+}
 
+// follow runs a change feed of a second server on s's table, which hands
+// each batch of events to handle, then to the channel it returns. It
+// returns once the feed hands over every event logged from then on.
+func (s *server) follow(t *testing.T, handle func([]storage.LoggedEvent)) chan storage.LoggedEvent {
+	t.Helper()
+	events := make(chan storage.LoggedEvent, 1024)
 	streams, err := storage.NewStreamsClient(context.Background(), s.cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -253,11 +260,10 @@ func (s *server) answerFollower(t *testing.T) *answerFollower {
 	started := make(chan struct{})
 	feedOpts.Logger = slog.New(startedHandler{slog.NewTextHandler(liveLogOutput(), nil), started, new(sync.Once)})
 	feed := changefeed.New(s.store, streams, feedOpts)
-	invalidate := graph.InvalidateAnswers(answers)
-	feed.Subscribe(func(events []storage.LoggedEvent) {
-		invalidate(events)
-		for _, e := range events {
-			f.events <- e
+	feed.Subscribe(func(batch []storage.LoggedEvent) {
+		handle(batch)
+		for _, e := range batch {
+			events <- e
 		}
 	})
 	runCtx, stop := context.WithCancel(context.Background())
@@ -265,7 +271,7 @@ func (s *server) answerFollower(t *testing.T) *answerFollower {
 	go func() { defer close(done); _ = feed.Run(runCtx) }()
 	t.Cleanup(func() { stop(); <-done })
 	<-started // the feed hands over every event logged from now on
-	return f
+	return events
 }
 
 // startedHandler closes started when the change feed logs that it

@@ -126,7 +126,10 @@ func startBinaryEnv(t testing.TB, dir string, env []string, flags ...string) *bi
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	cmd := exec.Command(bin, append([]string{"-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir}, flags...)...)
+	// The longest request timeout the server takes, not its 10 s: a write
+	// on DynamoDB Local beside the race detector on a loaded machine can
+	// pass 10 s. A test's own -request-timeout, later, wins.
+	cmd := exec.Command(bin, append([]string{"-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir, "-request-timeout", "29s"}, flags...)...)
 	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -233,7 +236,7 @@ func (s *binaryServer) try(authorization, query string, out any) error {
 	return json.Unmarshal(r.Data, out)
 }
 
-func (s *binaryServer) graphql(t *testing.T, authorization, query string, out any) {
+func (s *binaryServer) graphql(t testing.TB, authorization, query string, out any) {
 	t.Helper()
 	if err := s.try(authorization, query, out); err != nil {
 		t.Fatalf("%s: %v", query, err)

@@ -198,7 +198,7 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 
 // fleetToken returns a token of the demo admin, signed with the tests'
 // secret.
-func fleetToken(t *testing.T) string {
+func fleetToken(t testing.TB) string {
 	now := time.Now()
 	tok, err := auth.Sign(testSecret, auth.Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
@@ -252,7 +252,7 @@ func allHeld(leases []feedstore.Lease, owner string) bool {
 
 // within polls cond until it holds, and fails the test when it does not
 // within d, with what and what state says (when not nil).
-func within(t *testing.T, d time.Duration, what string, cond func() bool, state func() string) {
+func within(t testing.TB, d time.Duration, what string, cond func() bool, state func() string) {
 	t.Helper()
 	deadline := time.Now().Add(d)
 	for !cond() {
@@ -270,7 +270,7 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool, state 
 // with what and what state says, when left has not gone down for idle:
 // a run on a busy machine takes as long as it needs while it makes
 // progress, a stuck one fails.
-func whileProgressing(t *testing.T, idle time.Duration, what string, left func() int, state func() string) {
+func whileProgressing(t testing.TB, idle time.Duration, what string, left func() int, state func() string) {
 	t.Helper()
 	least, since := left(), time.Now()
 	for least > 0 {

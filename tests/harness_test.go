@@ -95,7 +95,10 @@ func newServerOn(t *testing.T, storeOpts []storage.Option, verify func(*auth.Con
 	clientCfg := dynamotest.ClientConfig(t, c.Now)
 	opts := graph.HandlerOptions{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
-		HTTP:   gqlhttp.Options{Introspection: true},
+		// A minute, not the server's 10 s: a write on DynamoDB Local
+		// beside the race detector on a loaded machine can pass 10 s,
+		// and no test here is about the default.
+		HTTP: gqlhttp.Options{Introspection: true, RequestTimeout: time.Minute},
 	}
 	for _, f := range configure {
 		f(&clientCfg, &opts)

@@ -227,6 +227,9 @@ func TestHiddenPostsReadNothingBelowThem(t *testing.T) {
 	}{
 		{"by id", byID, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 0.5},
 		{"by slug", bySlug, map[string]any{"slug": "post-5"}, map[string]any{"slug": "no-such-post"}, 0.5},
+		// Its slug's reservation says when it goes live: its comments are
+		// not read ahead before then.
+		{"scheduled, by slug", bySlug, map[string]any{"slug": "soon"}, map[string]any{"slug": "no-such-post"}, 0.5},
 		{"as the only node", node, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 0.5},
 		{"as one of two nodes", nodes, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 1.5},
 		{"with its previous and next posts", around, map[string]any{"slug": "post-5"}, map[string]any{"slug": "no-such-post"}, 0.5},

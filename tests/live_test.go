@@ -79,7 +79,7 @@ func TestLiveResumeDeliversExactlyTheMissedEventsInOrder(t *testing.T) {
 	start := s.cursor(t)
 	addLiveComment(t, ada, post, "c0")
 	// Both transports read c0 and leave.
-	conn := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Minute, "ada", auth.RoleAuthor)})
+	conn := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Hour, "ada", auth.RoleAuthor)})
 	_, wsCursor := bodies(t, conn.subscribe("a", commentAddedQuery, map[string]any{"post": post, "after": start}), 1)
 	conn.stop("a")
 	sse, _ := s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, map[string]any{"post": post, "after": start}, "")
@@ -112,7 +112,7 @@ func TestLiveReadersDoNotSeePendingComments(t *testing.T) {
 	after := s.cursor(t)
 	vars := map[string]any{"post": post, "after": after}
 	reader := s.subscribeSSEOK(t, "", vars)
-	author := s.subscribeSSEOK(t, s.token(time.Minute, "ada", auth.RoleAuthor), vars)
+	author := s.subscribeSSEOK(t, s.token(time.Hour, "ada", auth.RoleAuthor), vars)
 	addLiveComment(t, s.as("rita", auth.RoleReader), post, "held")
 	addLiveComment(t, ada, post, "by the author")
 

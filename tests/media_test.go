@@ -14,6 +14,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -143,8 +144,24 @@ func (s *mediaServer) upload(t *testing.T, c graphql.Client, name, contentType s
 	return up.Id, put.StatusCode
 }
 
-// get fetches a rendition's URL with the headers given.
+// get fetches a rendition's URL with the headers given, as a client
+// should: a 503 with Retry-After (a rendition not made in time, which a
+// loaded machine may take) is asked again after the time it gives, up to
+// ten times.
 func get(t *testing.T, u string, h map[string]string) (*http.Response, []byte) {
+	t.Helper()
+	for range 10 {
+		res, body := getOnce(t, u, h)
+		wait, err := strconv.Atoi(res.Header.Get("Retry-After"))
+		if res.StatusCode != http.StatusServiceUnavailable || err != nil {
+			return res, body
+		}
+		time.Sleep(time.Duration(wait) * time.Second)
+	}
+	return getOnce(t, u, h)
+}
+
+func getOnce(t *testing.T, u string, h map[string]string) (*http.Response, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -23,15 +24,16 @@ import (
 // distinct renditions not yet made (4 large JPEGs at 4 widths, WebP) go
 // through the renditions' HTTP handler at once, against its p99 idle.
 // Each round uploads 4 fresh 4000×3000 JPEGs first, off the clock.
-// workers=cores is the default (one rendition a core); workers=1 leaves
-// the other cores to pages.
+// workers=cores makes one rendition a core; workers=default, the
+// default (-media-workers 0), one fewer than the cores, at least one
+// (one on 2 cores), leaving a core to pages.
 func BenchmarkRenditionsBurst(b *testing.B) {
-	b.Run("workers=cores", func(b *testing.B) { benchRenditionsBurst(b, 0) })
-	b.Run("workers=1", func(b *testing.B) { benchRenditionsBurst(b, 1) })
+	b.Run("workers=cores", func(b *testing.B) { benchRenditionsBurst(b, runtime.GOMAXPROCS(0)) })
+	b.Run("workers=default", func(b *testing.B) { benchRenditionsBurst(b, 0) })
 }
 
 // benchRenditionsBurst is BenchmarkRenditionsBurst with workers
-// renditions made at once (0: one per core).
+// renditions made at once (0: the default).
 func benchRenditionsBurst(b *testing.B, workers int) {
 	store, h := benchHandler(b)
 	mux := http.NewServeMux()

@@ -157,7 +157,7 @@ func TestSignInMakesMembers(t *testing.T) {
 // request's DynamoDB calls into r.
 func (r *signInRig) csvServer(t *testing.T) string {
 	t.Helper()
-	h := graph.MembersCSV(r.store, r.opts.Verifier, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h := graph.MembersCSV(r.store, r.opts.PublicationSlug, r.opts.Verifier, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		ctx, counter := storage.WithRequestCounter(req.Context())
 		r.mu.Lock()

@@ -128,7 +128,9 @@ func TestMigratedBlog(t *testing.T) {
 	equal(t, "pages after a second migration", seen(), before)
 
 	// The post scheduled by the previous version appears in its month
-	// when its time comes.
+	// when its time comes, and goes live once the "schedule" worker's
+	// first tick put it in the go-live index.
+	equal(t, "schedule items added to the go-live index", ok[int](t)(s.store.IndexSchedule(ctx)), 1)
 	s.clock.Advance(32 * 24 * time.Hour)
 	ahead := now.AddDate(0, 1, 0).Format("2006-01")
 	if got := archive(); len(got) == 0 || got[0] != ahead+":1" {

@@ -12,13 +12,21 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
-// exportServer serves the data export of r's store.
+// exportServer serves the data export of r's store; r.requests() after
+// a download are the export's DynamoDB requests.
 func (r *signInRig) exportServer(t *testing.T) string {
 	t.Helper()
-	h := graph.ExportMyData(r.store, r.opts.Verifier, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	hs := httptest.NewServer(h)
+	h := graph.ExportMyData(r.store, r.opts.PublicationSlug, r.opts.Verifier, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		ctx, counter := storage.WithRequestCounter(req.Context())
+		r.mu.Lock()
+		r.last = counter
+		r.mu.Unlock()
+		h.ServeHTTP(w, req.WithContext(ctx))
+	}))
 	t.Cleanup(hs.Close)
 	return hs.URL + graph.ExportPath
 }
@@ -177,5 +185,38 @@ func TestPrivacyExportAndDelete(t *testing.T) {
 		status, _, body := download(t, u, again.AccessToken)
 		equal(t, "the fresh account's export", status, http.StatusOK)
 		equal(t, "holds nothing of the old one", strings.Contains(body, "Ann's secret"), false)
+		r.consistent()
 	})
+}
+
+// TestPrivacyDeleteTakesBackEmailsNotYetSent: a reader asks for another
+// sign-in link and has a newsletter waiting in the outbox when they
+// delete their account: neither is sent after it, and the checker finds
+// nothing of the account left.
+func TestPrivacyDeleteTakesBackEmailsNotYetSent(t *testing.T) {
+	r := newSignInRig(t, 50)
+	ctx := context.Background()
+	ann := r.signInAs(t, "ann@example.com")
+	r.signInAs(t, "bob@example.com")
+	for _, email := range []string{"ann@example.com", "bob@example.com"} {
+		if a := r.request(t, email, "https://blog.test/"); a.code() != "" {
+			t.Fatalf("requestSignInLink = %s", a.body)
+		}
+	}
+	for _, to := range []string{"ann@example.com", "bob@example.com"} {
+		if _, err := r.store.EnqueueMail(ctx, storage.Email{ID: "news-" + to, To: to, Subject: "News", Text: "News.", HTML: "<p>News.</p>",
+			Kind: "newsletter", CreatedAt: r.store.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if a := r.gql(t, ann.AccessToken, deleteMine, map[string]any{"e": "ann@example.com"}, "", nil); a.code() != "" {
+		t.Fatalf("deleteMyAccount = %s", a.body)
+	}
+	t.Logf("deleteMyAccount with 2 emails waiting: %d DynamoDB requests %v", total(r.requests()), r.requests())
+	for _, m := range r.deliverN(t, 2) {
+		if !strings.Contains(m.header.Get("To"), "bob@example.com") {
+			t.Errorf("an email to %q went after the account's deletion, want Bob's 2 only", m.header.Get("To"))
+		}
+	}
+	r.consistent()
 }

@@ -32,6 +32,7 @@ import (
 type hosted struct {
 	s   *server
 	url string
+	rt  *routing.Router
 
 	mu   sync.Mutex
 	last *storage.Counter
@@ -41,23 +42,30 @@ type hosted struct {
 // blog.test (and loopback).
 func (s *server) route(t *testing.T) *hosted {
 	t.Helper()
-	site := func(store *storage.Store, scope, siteURL string) (http.Handler, error) {
+	return s.routeWith(t, nil)
+}
+
+// routeWith returns s behind a router of the options configure changes
+// (nil: none), whose feeds are titled with their publication's title.
+func (s *server) routeWith(t *testing.T, configure func(*routing.Options)) *hosted {
+	t.Helper()
+	site := func(store *storage.Store, scope, siteURL, title string) (http.Handler, error) {
 		opts := s.opts
 		opts.HTTP.AnswerScope = scope
 		mux := http.NewServeMux()
 		mux.Handle("/graphql", graph.NewHandler(store, opts))
-		feeds, err := syndication.New(store, syndication.Options{SiteURL: siteURL, Title: "Blog", Paths: frontend.DefaultPaths, Logger: s.opts.Logger})
+		feeds, err := syndication.New(store, syndication.Options{SiteURL: siteURL, Title: title, Paths: frontend.DefaultPaths, Logger: s.opts.Logger})
 		if err != nil {
 			return nil, err
 		}
 		feeds.Register(mux)
 		return mux, nil
 	}
-	def, err := site(s.store, "", "http://blog.test")
+	def, err := site(s.store, "", "http://blog.test", "Blog")
 	if err != nil {
 		t.Fatal(err)
 	}
-	rt := routing.New(routing.Options{
+	opts := routing.Options{
 		Default: def, DefaultID: s.store.Publication(), DefaultHosts: []string{"localhost", "blog.test"},
 		Lookup: func(ctx context.Context, host string) (string, error) {
 			id, err := s.store.PublicationIDByHost(ctx, host)
@@ -75,10 +83,18 @@ func (s *server) route(t *testing.T) *hosted {
 			if err != nil {
 				return nil, err
 			}
-			return site(store, id, "http://"+pub.Hosts[0])
+			siteURL := "http://blog.test"
+			if len(pub.Hosts) > 0 {
+				siteURL = "http://" + pub.Hosts[0]
+			}
+			return site(store, id, siteURL, pub.Title)
 		},
-	})
-	h := &hosted{s: s}
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	rt := routing.New(opts)
+	h := &hosted{s: s, rt: rt}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := storage.WithRequestCounter(r.Context())
 		h.mu.Lock()

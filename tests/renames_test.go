@@ -75,6 +75,10 @@ func TestRenamesReachAnswersKeptByOtherServers(t *testing.T) {
 	}), func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
 		// Answers a CDN may keep, with the tags it purges them by.
 		o.HTTP.CacheMaxAge, o.HTTP.CacheSMaxAge = time.Minute, 10*time.Minute
+		// The rename is held while the other server awaits its event and
+		// reads, which on a loaded DynamoDB Local takes longer than the
+		// default deadline.
+		o.HTTP.RequestTimeout = 2 * time.Minute
 	})
 	ctx := context.Background()
 	authorGID := ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada Lovelace"})).CreateAuthor.Author.Id

@@ -66,10 +66,12 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 // TestIndependentReadsGoOutTogether checks the round trips of the
 // frontend's pages: requests that depend only on the page's arguments go
 // out at once (a category and its posts, an author and theirs, the feed's
-// shards and the blog's counts). A post's comments wait for the post: it
-// may be hidden from the reader, whose answer must then cost what a
-// missing post's does (TestHiddenPostsReadNothingBelowThem). Each page
-// must pass a gate that opens only for exactly those rounds.
+// shards and the blog's counts, a post its slug names as public and its
+// comments). A post's comments wait for the post when the slug does not
+// say it is public: it may be hidden from the reader, whose answer must
+// then cost what a missing post's does
+// (TestHiddenPostsReadNothingBelowThem). Each page must pass a gate that
+// opens only for exactly those rounds.
 func TestIndependentReadsGoOutTogether(t *testing.T) {
 	g := &gate{}
 	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { g.next = backend; return g }), func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
@@ -80,6 +82,10 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	first := 20
+	// A post whose slug changed: its new slug's reservation knows it is
+	// public, its old one (a redirect) does not.
+	p := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "post-3")).Post
+	ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[1], UpdatePostInput{Id: p.Id, ExpectedVersion: p.Version, Slug: ptr("post-three")}))
 	cases := []struct {
 		name   string
 		rounds []int
@@ -106,11 +112,19 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 			}
 			return err
 		}},
-		{"post page: the slug, the post, its comments, then the commenters", []int{1, 1, 1, 1}, func() error {
+		{"post page: the slug, then the post and its comments, then the commenters", []int{1, 2, 1}, func() error {
 			r, err := PostPage(ctx, s.client, b.commented)
 			if err == nil {
 				equal(t, "comments", len(r.Post.Comments.Edges), 6)
 			}
+			return err
+		}},
+		{"post page by a new slug: the slug, then the post and its comments (none)", []int{1, 2}, func() error {
+			_, err := PostPage(ctx, s.client, "post-three")
+			return err
+		}},
+		{"post page by an old slug: the slug, the post, then its comments", []int{1, 1, 1}, func() error {
+			_, err := PostPage(ctx, s.client, "post-3")
 			return err
 		}},
 		{"feed: the feed and the counts, then the bodies", []int{2, 1}, func() error {

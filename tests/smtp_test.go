@@ -39,6 +39,13 @@ type smtpServer struct {
 	received []smtpMessage
 	// refuse, when set, answers RCPT TO with it.
 	refuse *smtp.SMTPError
+	// open takes mail without AUTH (and so without TLS), as a relay on
+	// loopback does.
+	open bool
+	// gate, when set, is called with the recipient and the data of a
+	// message before it is taken: it may hold it, and an error refuses
+	// it, as the answer to the final dot.
+	gate func(to string, data []byte) error
 }
 
 // smtpMessage is one message as the server got it.
@@ -46,6 +53,8 @@ type smtpMessage struct {
 	from, to string
 	tls      bool
 	data     []byte
+	// at is when the server took it.
+	at time.Time
 }
 
 func newSMTPServer(t testing.TB) *smtpServer {
@@ -101,7 +110,7 @@ func (s *smtpSession) Auth(string) (sasl.Server, error) {
 }
 
 func (s *smtpSession) Mail(from string, _ *smtp.MailOptions) error {
-	if !s.authed {
+	if !s.authed && !s.srv.open {
 		return smtp.ErrAuthRequired
 	}
 	s.from = from
@@ -123,10 +132,15 @@ func (s *smtpSession) Data(r io.Reader) error {
 	if err != nil {
 		return err
 	}
+	if s.srv.gate != nil {
+		if err := s.srv.gate(s.to, b); err != nil {
+			return err
+		}
+	}
 	_, isTLS := s.conn.TLSConnectionState()
 	s.srv.mu.Lock()
 	defer s.srv.mu.Unlock()
-	s.srv.received = append(s.srv.received, smtpMessage{from: s.from, to: s.to, tls: isTLS, data: b})
+	s.srv.received = append(s.srv.received, smtpMessage{from: s.from, to: s.to, tls: isTLS, data: b, at: time.Now()})
 	return nil
 }
 

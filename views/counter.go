@@ -1,12 +1,14 @@
 package views
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"hash/maphash"
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -73,11 +75,22 @@ type Options struct {
 }
 
 // Counter counts views in memory and flushes them to the store. It is
-// safe for concurrent use.
+// safe for concurrent use. The counters In returns for other
+// publications share its memory, its bounds and its flushes: each view
+// is written into the publication it was counted on.
 type Counter struct {
+	*tally
+	// store is the publication's the views are counted on.
 	store *storage.Store
-	opts  Options
-	now   func() time.Time
+}
+
+// tally is what the counters of every publication share.
+type tally struct {
+	// root is the store of New, which In of a publication's id gives
+	// that publication's.
+	root *storage.Store
+	opts Options
+	now  func() time.Time
 
 	mu sync.Mutex
 	// day is the UTC day whose seed, visitors and clients these are.
@@ -85,16 +98,19 @@ type Counter struct {
 	seed     maphash.Seed
 	visitors *memory
 	clients  *memory
-	pending  map[string]*pendingViews
+	pending  map[postKey]*pendingViews
 	// popularAt is when each post's popular entries were last written.
-	popularAt map[string]time.Time
+	popularAt map[postKey]time.Time
 
-	checks     sync.Map // post id → postCheck
+	checks     sync.Map // postKey → postCheck
 	nChecks    int
 	checkMu    sync.Mutex
 	checkGroup singleflight.Group
 	flushMu    sync.Mutex
 }
+
+// postKey names a post of a publication.
+type postKey struct{ pub, post string }
 
 type pendingViews struct {
 	views int64
@@ -136,8 +152,16 @@ func New(store *storage.Store, opts Options) *Counter {
 	if opts.Observe == nil {
 		opts.Observe = func(string, int) {}
 	}
-	return &Counter{store: store, opts: opts, now: store.Now,
-		pending: map[string]*pendingViews{}, popularAt: map[string]time.Time{}}
+	return &Counter{store: store, tally: &tally{root: store, opts: opts, now: store.Now,
+		pending: map[postKey]*pendingViews{}, popularAt: map[postKey]time.Time{}}}
+}
+
+// In returns the counter of the views of the publication of store (a
+// Store of New's store's table, storage.Store.In): it shares c's memory
+// of visitors and clients, its bounds and its flushes (Run), which write
+// its views into store's publication.
+func (c *Counter) In(store *storage.Store) *Counter {
+	return &Counter{tally: c.tally, store: store}
 }
 
 // Hit is one view of a post as the server saw it.
@@ -169,14 +193,15 @@ func (c *Counter) record(ctx context.Context, h Hit) Outcome {
 	now := c.now()
 	c.mu.Lock()
 	c.turnDay(now)
-	visitor := c.hash(h.IP, h.UserAgent, h.PostID)
-	client := c.hash(h.IP, "", "")
+	key := postKey{c.store.Publication(), h.PostID}
+	visitor := c.hash(h.IP, h.UserAgent, key.pub, h.PostID)
+	client := c.hash(h.IP, "", "", "")
 	out := c.admits(visitor, client)
 	c.mu.Unlock()
 	if out != Counted {
 		return out
 	}
-	switch visible, err := c.visible(ctx, h.PostID, now); {
+	switch visible, err := c.visible(ctx, key, now); {
 	case err != nil:
 		return Failed
 	case !visible:
@@ -191,10 +216,10 @@ func (c *Counter) record(ctx context.Context, h Hit) Outcome {
 	}
 	c.visitors.add(visitor)
 	c.clients.add(client)
-	p := c.pending[h.PostID]
+	p := c.pending[key]
 	if p == nil {
 		p = &pendingViews{refs: map[string]int64{}}
-		c.pending[h.PostID] = p
+		c.pending[key] = p
 	}
 	p.views++
 	if _, ok := p.refs[domain]; domain != "" && (ok || len(p.refs) < maxReferrersPending) {
@@ -205,7 +230,7 @@ func (c *Counter) record(ctx context.Context, h Hit) Outcome {
 
 // admits returns Counted when the visitor may be counted, else why not.
 // c.mu is held.
-func (c *Counter) admits(visitor, client uint64) Outcome {
+func (c *tally) admits(visitor, client uint64) Outcome {
 	switch {
 	case c.visitors.get(visitor) > 0:
 		return Duplicate
@@ -218,18 +243,18 @@ func (c *Counter) admits(visitor, client uint64) Outcome {
 // turnDay starts a new day when now is in another than c.day's: a new
 // seed, and the visitors and clients of the day before forgotten. c.mu is
 // held.
-func (c *Counter) turnDay(now time.Time) {
+func (c *tally) turnDay(now time.Time) {
 	day := now.UTC().Format(time.DateOnly)
 	if day == c.day {
 		return
 	}
 	c.day, c.seed = day, maphash.MakeSeed()
 	c.visitors, c.clients = newMemory(c.opts.MaxVisitors), newMemory(c.opts.MaxVisitors)
-	c.popularAt = map[string]time.Time{}
+	c.popularAt = map[postKey]time.Time{}
 }
 
 // hash returns the day's hash of the parts. c.mu is held.
-func (c *Counter) hash(parts ...string) uint64 {
+func (c *tally) hash(parts ...string) uint64 {
 	var h maphash.Hash
 	h.SetSeed(c.seed)
 	for _, p := range parts {
@@ -239,15 +264,16 @@ func (c *Counter) hash(parts ...string) uint64 {
 	return h.Sum64()
 }
 
-// visible reports whether views of the post id count: it is published
-// and visible at now. The answer is remembered PostCheckTTL, and
-// concurrent checks of one post make one read.
-func (c *Counter) visible(ctx context.Context, id string, now time.Time) (bool, error) {
-	if v, ok := c.checks.Load(id); ok && now.Sub(v.(postCheck).at) < c.opts.PostCheckTTL {
+// visible reports whether views of the post key names count: it is
+// published in c's publication and visible at now. The answer is
+// remembered PostCheckTTL, and concurrent checks of one post make one
+// read.
+func (c *Counter) visible(ctx context.Context, key postKey, now time.Time) (bool, error) {
+	if v, ok := c.checks.Load(key); ok && now.Sub(v.(postCheck).at) < c.opts.PostCheckTTL {
 		return v.(postCheck).visible, nil
 	}
-	v, err, _ := c.checkGroup.Do(id, func() (any, error) {
-		p, err := c.store.GetPostWithoutBody(context.WithoutCancel(ctx), id)
+	v, err, _ := c.checkGroup.Do(key.pub+"\x00"+key.post, func() (any, error) {
+		p, err := c.store.GetPostWithoutBody(context.WithoutCancel(ctx), key.post)
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			p = nil
@@ -260,7 +286,7 @@ func (c *Counter) visible(ctx context.Context, id string, now time.Time) (bool, 
 			c.checks.Clear()
 			c.nChecks = 0
 		}
-		if _, loaded := c.checks.Swap(id, postCheck{visible: visible, at: now}); !loaded {
+		if _, loaded := c.checks.Swap(key, postCheck{visible: visible, at: now}); !loaded {
 			c.nChecks++
 		}
 		c.checkMu.Unlock()
@@ -272,8 +298,9 @@ func (c *Counter) visible(ctx context.Context, id string, now time.Time) (bool, 
 	return v.(bool), nil
 }
 
-// Flush adds what was counted since the last flush to the table: one
-// write a post (storage.FlushViews), one more the first time it flushes
+// Flush adds what was counted since the last flush, on every
+// publication's counter (In), to the table, each view into its
+// publication: one write a post (storage.FlushViews), one more the first time it flushes
 // the post on a later day (storage.MoveViewDays), and its popular entries when they
 // were last written PopularEvery ago or more. What fails to be written is
 // counted again at the next flush. It returns the first error.
@@ -292,40 +319,44 @@ func (c *Counter) flush(ctx context.Context, allPopular bool) error {
 	defer c.flushMu.Unlock()
 	c.mu.Lock()
 	batch := c.pending
-	c.pending = map[string]*pendingViews{}
+	c.pending = map[postKey]*pendingViews{}
 	c.mu.Unlock()
 	now := c.now()
 	var first error
 	writes, failures := 0, 0
-	for _, id := range slices.Sorted(maps.Keys(batch)) {
-		p := batch[id]
-		totals, err := c.store.FlushViews(ctx, storage.ViewBatch{PostID: id, At: now, Views: p.views, Referrers: p.refs})
+	for _, key := range slices.SortedFunc(maps.Keys(batch), comparePostKeys) {
+		p, id := batch[key], key.post
+		store, err := c.root.In(key.pub)
+		var totals storage.ViewTotals
+		if err == nil {
+			totals, err = store.FlushViews(ctx, storage.ViewBatch{PostID: id, At: now, Views: p.views, Referrers: p.refs})
+		}
 		if err == nil {
 			writes++
 			// The views are written: a failed move is retried by the
 			// next flush, never by counting them again.
-			moved, merr := c.store.MoveViewDays(ctx, totals)
+			moved, merr := store.MoveViewDays(ctx, totals)
 			writes += moved
 			if merr != nil {
 				failures++
 				c.opts.Logger.Warn("move views of past days", "post", id, "err", merr)
 			}
 			c.mu.Lock()
-			due := allPopular || now.Sub(c.popularAt[id]) >= c.opts.PopularEvery
+			due := allPopular || now.Sub(c.popularAt[key]) >= c.opts.PopularEvery
 			if due {
-				c.popularAt[id] = now
+				c.popularAt[key] = now
 			}
 			c.mu.Unlock()
 			if due {
-				err = c.store.WritePopular(ctx, id, now, totals)
+				err = store.WritePopular(ctx, id, now, totals)
 				writes += 3
 			}
 		} else {
-			c.restore(id, p)
+			c.restore(key, p)
 		}
 		if err != nil {
 			failures++
-			c.opts.Logger.Warn("flush views", "post", id, "err", err)
+			c.opts.Logger.Warn("flush views", "publication", key.pub, "post", id, "err", err)
 			if first == nil {
 				first = err
 			}
@@ -336,13 +367,19 @@ func (c *Counter) flush(ctx context.Context, allPopular bool) error {
 	return first
 }
 
-// restore puts the views p of the post id back to be flushed again.
-func (c *Counter) restore(id string, p *pendingViews) {
+// comparePostKeys orders post keys by publication, then post.
+func comparePostKeys(a, b postKey) int {
+	return cmp.Or(strings.Compare(a.pub, b.pub), strings.Compare(a.post, b.post))
+}
+
+// restore puts the views p of the post key names back to be flushed
+// again.
+func (c *tally) restore(key postKey, p *pendingViews) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	q := c.pending[id]
+	q := c.pending[key]
 	if q == nil {
-		c.pending[id] = p
+		c.pending[key] = p
 		return
 	}
 	q.views += p.views

@@ -19,6 +19,12 @@
 // per server). A load balancer with client affinity avoids it; without
 // one, views overcount by at most the number of servers a visitor meets.
 //
+// Publications: one Counter serves every publication of a table; In
+// gives the counter of one, whose hits are checked against and flushed
+// into that publication's posts, sharing the memory, bounds and flushes
+// of the server's one counter, so neither memory nor goroutines grow
+// with the publications.
+//
 // What a kill -9 loses: the views counted since the last flush, at most
 // FlushEvery of that server's views (the process ending cleanly flushes
 // them, Run).

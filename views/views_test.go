@@ -55,7 +55,7 @@ func TestClientIPIsTheProxysLastAddressWhenConfigured(t *testing.T) {
 	if got := none.ClientIP(r); got != "10.0.0.1" {
 		t.Errorf("without a header: %q, want the peer", got)
 	}
-	c := &Counter{opts: Options{ClientIPHeader: "X-Forwarded-For"}}
+	c := &Counter{tally: &tally{opts: Options{ClientIPHeader: "X-Forwarded-For"}}}
 	if got := c.ClientIP(r); got != "203.0.113.7" {
 		t.Errorf("with X-Forwarded-For: %q, want the address the proxy appended", got)
 	}

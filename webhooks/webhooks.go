@@ -7,8 +7,9 @@
 // during a rotation one signature per secret, space-separated).
 //
 // The change feed's "webhooks" worker feeds it on the one server that
-// holds the worker's lease: HandleEvents for every logged event, RetryDue
-// every second. Each delivery is an outbox item in the table
+// holds the worker's lease: HandleEvents for every logged event of its
+// publication, RetryDue when a delivery is due (Options.Pending tells
+// when). Each delivery is an outbox item in the table
 // (storage/outbox.go) written before the first attempt, so a restart or a
 // crash loses none; attempts follow Schedule, 2xx is delivered, 410 Gone
 // disables the webhook, 429 and 503 are retried no sooner than their
@@ -95,6 +96,11 @@ type Options struct {
 	// Resolve, when set, resolves endpoint names in place of the
 	// system's resolver (tests). The addresses it gives are guarded too.
 	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+	// Pending, when set, is told the time of the next attempt of each
+	// pending delivery the Service writes (a first delivery, a claim, a
+	// retry), once written: a worker that serves many publications
+	// knows from it when to look at a publication's outbox again.
+	Pending func(next time.Time)
 }
 
 // Service delivers events to webhooks and manages them.
@@ -233,6 +239,9 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 					return
 				}
 				chunk[i], written[i] = o, added
+				if added {
+					s.pending(o.NextAttemptAt)
+				}
 			})
 		}
 		wg.Wait()
@@ -304,6 +313,7 @@ func (s *Service) RetryDue(ctx context.Context) error {
 			s.log.WarnContext(ctx, "webhook delivery not claimed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
 			continue
 		}
+		s.pending(o.NextAttemptAt)
 		s.lanes.offer(job{ctx: ctx, hook: byID[o.WebhookID], o: o})
 	}
 	return nil
@@ -390,6 +400,8 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		return d
 	case err != nil && !errors.Is(err, storage.ErrVersionConflict):
 		s.log.ErrorContext(ctx, "webhook delivery not recorded", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+	case err == nil && o.State == storage.OutboxPending:
+		s.pending(o.NextAttemptAt)
 	}
 	if a.err != "" {
 		s.log.WarnContext(ctx, "webhook delivery failed", "webhook", o.WebhookID, "event", o.EventID,
@@ -407,6 +419,13 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		}
 	}
 	return d
+}
+
+// pending tells Options.Pending of a pending delivery next due at next.
+func (s *Service) pending(next time.Time) {
+	if s.opts.Pending != nil {
+		s.opts.Pending(next)
+	}
 }
 
 // dropDelivery deletes the delivery o of a webhook that is gone or being

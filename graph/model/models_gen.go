@@ -351,7 +351,7 @@ type CreateUploadPayload struct {
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	URL string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`, `post.pages.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`, `post.pages.updated`, `publication.member.added`, `publication.member.role.changed`, `publication.member.removed`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description,omitempty"`
@@ -693,7 +693,7 @@ type Mutation struct {
 type OutboxEmail struct {
 	// The email's id.
 	ID string `json:"id"`
-	// The recipient.
+	// The recipient; `(deleted account)` for a failed email whose recipient's account was deleted since (its reason no longer names the address).
 	To string `json:"to"`
 	// The subject.
 	Subject string `json:"subject"`
@@ -846,6 +846,23 @@ type PublicationMemberEdge struct {
 type PublicationMemberPayload struct {
 	// The membership as it is now (as it was, for a removal).
 	Member *storage.StaffMember `json:"member"`
+}
+
+// What a publication holds of what its quotas bound, and the quotas in
+// force: the platform's defaults (`-quota-posts`, `-quota-webhooks`) unless a
+// platform admin set the publication's own (`setPublicationLimits`). A
+// create past a quota is QUOTA_EXCEEDED and writes nothing, its extensions
+// saying which `limit` (POSTS or WEBHOOKS), the `usage` and the `max`;
+// deleting a post or a webhook gives its unit back.
+type PublicationUsage struct {
+	// The publication's posts: drafts, scheduled and published ones alike, from their creation to their deletion.
+	Posts int `json:"posts"`
+	// The publication's webhook subscriptions.
+	Webhooks int `json:"webhooks"`
+	// The most posts the publication may have; null: no bound.
+	PostsLimit *int `json:"postsLimit,omitempty"`
+	// The most webhook subscriptions the publication may have; null: no bound (but never more than 100).
+	WebhooksLimit *int `json:"webhooksLimit,omitempty"`
 }
 
 // The input of `publishPage`.
@@ -1205,6 +1222,24 @@ type SetPostFeaturedInput struct {
 type SetPostFeaturedPayload struct {
 	// The post as changed.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `setPublicationLimits`.
+type SetPublicationLimitsInput struct {
+	// The publication's id.
+	ID string `json:"id"`
+	// The most posts the publication may have, drafts included; 0: no bound. Not given: unchanged. Under what it holds, creates are refused until deletions bring it under; nothing is deleted. Negative is BAD_USER_INPUT.
+	Posts *int `json:"posts,omitempty"`
+	// The most webhook subscriptions the publication may have; 0: no bound (never more than 100 all the same). Not given: unchanged. Negative is BAD_USER_INPUT.
+	Webhooks *int `json:"webhooks,omitempty"`
+	// The limits to take from the platform's defaults again, dropping the publication's own; a limit named here and given a value is BAD_USER_INPUT.
+	UseDefault []PublicationLimit `json:"useDefault,omitempty"`
+}
+
+// The result of `setPublicationLimits`.
+type SetPublicationLimitsPayload struct {
+	// The publication; its `usage` shows the limits as set.
+	Publication *storage.Publication `json:"publication"`
 }
 
 // The input of `setReplyNotifications`.
@@ -2141,6 +2176,64 @@ func (e *PostVisibility) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostVisibility) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// A quota of a publication.
+type PublicationLimit string
+
+const (
+	// The most posts, drafts included.
+	PublicationLimitPosts PublicationLimit = "POSTS"
+	// The most webhook subscriptions.
+	PublicationLimitWebhooks PublicationLimit = "WEBHOOKS"
+)
+
+var AllPublicationLimit = []PublicationLimit{
+	PublicationLimitPosts,
+	PublicationLimitWebhooks,
+}
+
+func (e PublicationLimit) IsValid() bool {
+	switch e {
+	case PublicationLimitPosts, PublicationLimitWebhooks:
+		return true
+	}
+	return false
+}
+
+func (e PublicationLimit) String() string {
+	return string(e)
+}
+
+func (e *PublicationLimit) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PublicationLimit(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PublicationLimit", str)
+	}
+	return nil
+}
+
+func (e PublicationLimit) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PublicationLimit) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PublicationLimit) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -40,12 +40,26 @@ func Endpoint(tb testing.TB) string {
 // memory, carried by HTTPClient, whose clock is now (nil: time.Now). A
 // store with a clock of its own (storage.WithClock) needs the same one
 // here, or items expire by another time. It fails tb as Endpoint does.
+//
+// DynamoDB Local deletes the items its TTL finds expired by the wall
+// clock, while a test's clock (now) runs months behind it: an item the
+// store wrote to live a quarter of an hour by the test's clock (a
+// sign-in request, a popular entry) would vanish whenever DynamoDB
+// Local's sweeper passed. So with a clock of the test's own, the
+// client's UpdateTimeToLive is answered without reaching DynamoDB Local
+// (noTTL), and its TTL stays off: items expire by the store's own
+// checks, as on AWS, whose TTL deletes days late and which the store
+// never counts on.
 func ClientConfig(tb testing.TB, now func() time.Time) storage.ClientConfig {
 	tb.Helper()
 	if e := Endpoint(tb); e != "" {
 		// DynamoDB Local accepts any credentials; those of the
 		// environment, when set, keep choosing its database.
-		return storage.ClientConfig{Endpoint: e, LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
+		cfg := storage.ClientConfig{Endpoint: e, LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
+		if now != nil {
+			cfg.HTTPClient = &http.Client{Transport: noTTL{next: http.DefaultTransport}}
+		}
+		return cfg
 	}
 	return EmbeddedConfig(tb, now)
 }

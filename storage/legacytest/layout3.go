@@ -21,26 +21,23 @@ func ToLayout3(ctx context.Context, db *dynamodb.Client, table string) (int, err
 	parts := map[string]map[string]map[string]types.AttributeValue{} // by PK, then type
 	var posts []map[string]types.AttributeValue
 	copies := map[string][]map[string]types.AttributeValue{} // by post id
-	pages := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return 0, err
-		}
-		for _, it := range page.Items {
-			pk, sk, kind := str(it["PK"]), str(it["SK"]), str(it["type"])
-			switch {
-			case kind == "post" && pk == sk:
-				posts = append(posts, it)
-			case kind == "authorPost" || kind == "categoryPost" || kind == "tagPost" || kind == "featuredPost":
-				copies[str(it["id"])] = append(copies[str(it["id"])], it)
-			case kind == "postBody" || kind == "postCount":
-				if parts[pk] == nil {
-					parts[pk] = map[string]map[string]types.AttributeValue{}
-				}
-				parts[pk][kind] = it
+	err := scan(ctx, db, table, func(it map[string]types.AttributeValue) error {
+		pk, sk, kind := str(it["PK"]), str(it["SK"]), str(it["type"])
+		switch {
+		case kind == "post" && pk == sk:
+			posts = append(posts, it)
+		case kind == "authorPost" || kind == "categoryPost" || kind == "tagPost" || kind == "featuredPost":
+			copies[str(it["id"])] = append(copies[str(it["id"])], it)
+		case kind == "postBody" || kind == "postCount":
+			if parts[pk] == nil {
+				parts[pk] = map[string]map[string]types.AttributeValue{}
 			}
+			parts[pk][kind] = it
 		}
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	for _, p := range posts {
 		pk := str(p["PK"])
@@ -76,8 +73,7 @@ func ToLayout3(ctx context.Context, db *dynamodb.Client, table string) (int, err
 			return 0, fmt.Errorf("post %s: %w", pk, err)
 		}
 		for _, part := range parts[pk] {
-			k := map[string]types.AttributeValue{"PK": part["PK"], "SK": part["SK"]}
-			if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: k}); err != nil {
+			if err := deleteItem(ctx, db, table, part); err != nil {
 				return 0, fmt.Errorf("part of %s: %w", pk, err)
 			}
 		}

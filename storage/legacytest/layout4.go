@@ -20,20 +20,18 @@ import (
 // back by it.
 func ToLayout4(ctx context.Context, db *dynamodb.Client, table string) (int, error) {
 	var items []map[string]types.AttributeValue
-	pages := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return 0, err
-		}
-		items = append(items, page.Items...)
+	err := scan(ctx, db, table, func(it map[string]types.AttributeValue) error {
+		items = append(items, it)
+		return nil
+	})
+	if err != nil {
+		return 0, err
 	}
 	moved := 0
 	for _, it := range items {
 		pk, sk := str(it["PK"]), str(it["SK"])
-		key := map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}
 		if strings.HasPrefix(pk, "PUBLICATION#") {
-			if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: key}); err != nil {
+			if err := deleteItem(ctx, db, table, it); err != nil {
 				return moved, fmt.Errorf("delete %s/%s: %w", pk, sk, err)
 			}
 			continue
@@ -49,13 +47,13 @@ func ToLayout4(ctx context.Context, db *dynamodb.Client, table string) (int, err
 		}
 		if _, err := db.TransactWriteItems(ctx, &dynamodb.TransactWriteItemsInput{TransactItems: []types.TransactWriteItem{
 			{Put: &types.Put{TableName: aws.String(table), Item: old}},
-			{Delete: &types.Delete{TableName: aws.String(table), Key: key}},
+			{Delete: &types.Delete{TableName: aws.String(table), Key: keyOf(it)}},
 		}}); err != nil {
 			return moved, fmt.Errorf("move %s/%s: %w", pk, sk, err)
 		}
 		moved++
 	}
-	_, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table),
+	_, err = db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table),
 		Key: map[string]types.AttributeValue{
 			"PK": &types.AttributeValueMemberS{Value: "LAYOUT"}, "SK": &types.AttributeValueMemberS{Value: "LAYOUT"}},
 		UpdateExpression:          aws.String("SET version = :v"),

@@ -16,30 +16,33 @@ import (
 // copies lose their GSI1 entry. It returns how many items it changed.
 func WithoutLocaleCopies(ctx context.Context, db *dynamodb.Client, table string) (int, error) {
 	n := 0
-	pages := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return n, err
-		}
-		for _, it := range page.Items {
-			k := map[string]types.AttributeValue{"PK": it["PK"], "SK": it["SK"]}
-			sk := str(it["SK"])
-			switch {
-			case strings.HasPrefix(sk, "LOCALECAT#") || strings.HasPrefix(sk, "LOCALETAG#"):
-				if _, err := db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(table), Key: k}); err != nil {
-					return n, err
-				}
-			case str(it["type"]) == "authorPost" && str(it["GSI1PK"]) != "":
-				if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: k,
-					UpdateExpression: aws.String("REMOVE GSI1PK, GSI1SK")}); err != nil {
-					return n, err
-				}
-			default:
-				continue
+	err := scan(ctx, db, table, func(it map[string]types.AttributeValue) error {
+		sk := str(it["SK"])
+		switch {
+		case strings.HasPrefix(sk, "LOCALECAT#") || strings.HasPrefix(sk, "LOCALETAG#"):
+			if err := deleteItem(ctx, db, table, it); err != nil {
+				return err
 			}
-			n++
+		case str(it["type"]) == "authorPost" && str(it["GSI1PK"]) != "":
+			if _, err := db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(table), Key: keyOf(it),
+				UpdateExpression: aws.String("REMOVE GSI1PK, GSI1SK")}); err != nil {
+				return err
+			}
+		default:
+			return nil
 		}
-	}
-	return n, nil
+		n++
+		return nil
+	})
+	return n, err
+}
+
+// WithoutLocalePageCopies turns the pages with a locale of a table back
+// into what was written before the lists of a locale's pages existed:
+// their copies in those lists (sort key LOCALEPAGE) are deleted. It
+// returns how many it deleted.
+func WithoutLocalePageCopies(ctx context.Context, db *dynamodb.Client, table string) (int, error) {
+	return deleteWhere(ctx, db, table, func(it map[string]types.AttributeValue) bool {
+		return str(it["SK"]) == "LOCALEPAGE"
+	})
 }

@@ -3,6 +3,8 @@ package endpoint
 import (
 	"fmt"
 	"runtime"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -36,6 +38,7 @@ func TestGetRequiresTheEndpointWhenAskedTo(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv(Var, c.endpoint)
+			t.Setenv(ListVar, "")
 			t.Setenv(RequireVar, c.require)
 			r := &fatalRecorder{TB: t}
 			var got string
@@ -49,5 +52,37 @@ func TestGetRequiresTheEndpointWhenAskedTo(t *testing.T) {
 				t.Errorf("Get = %q, fatal %q; want %q, fatal %q", got, r.fatal, c.want, c.fatal)
 			}
 		})
+	}
+}
+
+// named is a test of another name.
+type named struct {
+	testing.TB
+	name string
+}
+
+func (n named) Name() string { return n.name }
+
+// TestGetSpreadsTestsOverTheList: with DYNAMODB_ENDPOINTS each top-level
+// test talks to one of its endpoints, always the same, and its subtests
+// to the same one; the list wins over DYNAMODB_ENDPOINT.
+func TestGetSpreadsTestsOverTheList(t *testing.T) {
+	list := []string{"http://127.0.0.1:1", "http://127.0.0.1:2", "http://127.0.0.1:3", "http://127.0.0.1:4"}
+	t.Setenv(Var, "http://127.0.0.1:9")
+	t.Setenv(ListVar, strings.Join(list, ", "))
+	used := map[string]bool{}
+	for i := range 40 {
+		name := fmt.Sprintf("TestNumber%d", i)
+		e := Get(named{t, name})
+		if !slices.Contains(list, e) {
+			t.Fatalf("%s talks to %q, not one of the list", name, e)
+		}
+		if again, sub := Get(named{t, name}), Get(named{t, name + "/a_subtest"}); again != e || sub != e {
+			t.Fatalf("%s talks to %q, then %q, its subtest to %q: want one endpoint", name, e, again, sub)
+		}
+		used[e] = true
+	}
+	if len(used) != len(list) {
+		t.Errorf("40 tests talk to %d of the %d endpoints", len(used), len(list))
 	}
 }

@@ -58,8 +58,9 @@ func (t *Table) Confine(prefix string, global []string) *Table {
 }
 
 // Unconfined returns a Table on the same client, name and watcher without
-// the guard: the layout migration, which moves items between spaces, and
-// table administration use it.
+// the guard: the layout migration, which moves items between spaces,
+// table administration, and the platform's reads of each publication's
+// own item across publications (storage.PublicationLocales) use it.
 func (t *Table) Unconfined() *Table {
 	c := *t
 	c.guard = nil

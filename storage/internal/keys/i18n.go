@@ -67,3 +67,26 @@ func (s Space) LocaleAuthorPartition(locale, authorID string) string {
 func (s Space) LocaleCopiesMark() dynamo.Key {
 	return dynamo.Key{PK: s.prefix + "MIGRATION#LOCALECOPIES", SK: "MIGRATION#LOCALECOPIES"}
 }
+
+// PrefixLocalePage is the sort key of a published page's copy in its
+// locale's list of pages.
+const PrefixLocalePage = "LOCALEPAGE"
+
+// LocalePageCopy is the copy of a published page that has a locale, in
+// its locale's list of pages; one a page, whatever its locale, so a new
+// locale overwrites it.
+func (s Space) LocalePageCopy(pageID string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPage + pageID, SK: PrefixLocalePage}
+}
+
+// LocalePagesPartition is the GSI1 partition of the published pages in
+// locale, by PageSort.
+func (s Space) LocalePagesPartition(locale string) string {
+	return s.LocalePartition(locale) + "#PAGES"
+}
+
+// LocalePageCopiesMark is where the sweep that writes the locale copies
+// of pages written before them is (storage/pagelocales.go).
+func (s Space) LocalePageCopiesMark() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + "MIGRATION#LOCALEPAGECOPIES", SK: "MIGRATION#LOCALEPAGECOPIES"}
+}

@@ -48,3 +48,27 @@ func ParseTrail(sk string) (pubID, kind, ref string, ok bool) {
 	kind, ref, _ = strings.Cut(rest, "#")
 	return pubID, kind, ref, kind != ""
 }
+
+// TrailsMark is where the sweep that writes the trail entries of what
+// readers left before the trail existed is (storage/trails.go).
+func (s Space) TrailsMark() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + "MIGRATION#TRAILS", SK: "MIGRATION#TRAILS"}
+}
+
+// PrefixRole starts the sort key of a reader's trail entry of a staff
+// role (ROLE#<publication>): kept apart from the TRAIL# entries, so the
+// deletion of an account reads its roles, which it must check before it
+// changes anything, in one Query of its own.
+const PrefixRole = "ROLE#"
+
+// Role returns the key of the trail entry of the staff role of the
+// account accountID in the publication of s.
+func (s Space) Role(accountID string) dynamo.Key {
+	return dynamo.Key{PK: PrefixReader + accountID, SK: PrefixRole + s.id}
+}
+
+// StaffTrailsMark marks the publication's staff roles as having their
+// trail entries (storage/stafftrails.go).
+func (s Space) StaffTrailsMark() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + "MIGRATION#STAFFTRAILS", SK: "MIGRATION#STAFFTRAILS"}
+}

@@ -25,3 +25,13 @@ func PublicationSlug(slug string) dynamo.Key {
 func Host(host string) dynamo.Key {
 	return dynamo.Key{PK: PrefixHost + host, SK: PrefixHost + host}
 }
+
+// GoLivePartition is the GSI1 partition of every publication's schedule
+// items (the go-live index): global, so one Query finds the posts due in
+// every publication. An item's GSI1SK is GoLiveSort.
+const GoLivePartition = "GOLIVE"
+
+// GoLiveSort is the GSI1 sort key of the schedule item of the post postID
+// of the publication pubID, scheduled at the key time at: by time first,
+// so the posts due are a range.
+func GoLiveSort(at, pubID, postID string) string { return at + "#" + pubID + "#" + postID }

@@ -1,6 +1,10 @@
 package keys
 
-import "github.com/blogql/blog/storage/internal/dynamo"
+import (
+	"strings"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+)
 
 // Reactions: a subject (a post, or one of its comments) has one count
 // item, and each reader who reacted to it one item holding the kinds they
@@ -9,7 +13,7 @@ import "github.com/blogql/blog/storage/internal/dynamo"
 
 // The prefixes of reactions' sort keys, and the subject part of a post's.
 const (
-	prefixReaction  = "REACT#"
+	PrefixReaction  = "REACT#"
 	prefixReactions = "REACTIONS#"
 	subjectPost     = "POST"
 )
@@ -32,5 +36,15 @@ func (s Space) Reactions(postID, subject string) dynamo.Key {
 // Reaction is the item that holds the kinds the reader readerID chose for
 // a subject of the post postID.
 func (s Space) Reaction(postID, subject, readerID string) dynamo.Key {
-	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: prefixReaction + subject + "#" + readerID}
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixReaction + subject + "#" + readerID}
+}
+
+// ParseReaction returns the subject and the reader id of a reaction
+// item's sort key, or false when sk is not one.
+func ParseReaction(sk string) (subject, readerID string, ok bool) {
+	rest, ok := strings.CutPrefix(sk, PrefixReaction)
+	if !ok {
+		return "", "", false
+	}
+	return strings.Cut(rest, "#")
 }

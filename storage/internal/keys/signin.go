@@ -1,6 +1,10 @@
 package keys
 
-import "github.com/blogql/blog/storage/internal/dynamo"
+import (
+	"strings"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+)
 
 // The prefixes and partitions of readers' accounts, sign-in requests,
 // sessions and the mail outbox (storage/signin.go, storage/sessions.go,
@@ -20,7 +24,18 @@ const (
 	// MailQueuePartition is the GSI1 partition of the emails waiting to
 	// be sent, by the time of their next attempt.
 	MailQueuePartition = "MAILQ"
+	// MailUrgentPartition is MailQueuePartition's lane of the emails a
+	// reader waits for (sign-in), which no bulk sending delays.
+	MailUrgentPartition = "MAILQ#URGENT"
+	// PrefixMailTo starts the GSI1 partition of the emails sent or
+	// failed to one address (MailToPartition).
+	PrefixMailTo = "MAILTO#"
 )
+
+// MailToPartition is the GSI1 partition of the emails sent or failed to
+// the address email (in lower case), by creation time: what deleting the
+// address's account finds of them in one Query.
+func MailToPartition(email string) string { return PrefixMailTo + strings.ToLower(email) }
 
 // Account is a reader's platform account.
 func Account(id string) dynamo.Key {

@@ -103,6 +103,9 @@ var Global = []string{
 	PrefixSecret,
 	PrefixPersisted,
 	PrefixReader,
+	// The go-live index (GSI1 only): every publication's schedule items,
+	// by time, for the "schedule" worker (storage/schedule_index.go).
+	GoLivePartition,
 	// The change feed's leases, heartbeats and event log
 	// (storage/feedstore): one stream per table.
 	"LEASES",
@@ -117,4 +120,6 @@ var Global = []string{
 	// The mail outbox and its queue: sign-in emails are the platform's.
 	MailPartition,
 	MailQueuePartition,
+	MailUrgentPartition,
+	PrefixMailTo,
 }

@@ -1,6 +1,10 @@
 package keys
 
-import "github.com/blogql/blog/storage/internal/dynamo"
+import (
+	"strings"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+)
 
 // The staff of a publication: one membership item per account with its
 // role, and one item that counts the owners (storage/staff.go), both in
@@ -28,4 +32,10 @@ func (s Space) StaffPartition() string { return s.prefix + staffPartition }
 // owners, which every change of an owner updates in its transaction.
 func (s Space) StaffCount() dynamo.Key {
 	return dynamo.Key{PK: s.prefix + staffCount, SK: staffCount}
+}
+
+// IsStaff reports whether the key pk, sk (pk without the publication's
+// prefix) is a staff membership's.
+func IsStaff(pk, sk string) bool {
+	return strings.HasPrefix(pk, prefixStaff) && pk == sk
 }
