@@ -210,6 +210,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("| a |\n|---|\n| <img src=x onerror=y> |")
 	f.Add("<a href='vbscript:x'>y</a> [z](data:text/html,q) www.x.io")
 	f.Add("![0](0)")
+	f.Add(strings.Repeat("> - ", MaxNesting) + "a")
 	f.Add("[](http:)")
 	f.Add("https://www.youtube.com/watch?v=dQw4w9WgXcQ\n\n<https://vimeo.com/1>\n\nhttps://codepen.io/a/pen/b")
 	f.Add("![a](https://x.io/a.png){width=1 height=2}![b](http://y/b){width=\"3\"}")
@@ -217,7 +218,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("```go\nfunc main() { \"<script>\" }\n```\n```js\" onclick=\"x\nalert(1)\n```")
 	f.Fuzz(func(t *testing.T, src string) {
 		d, err := Render(context.Background(), src, Options{HeadingIDPrefix: "h-", SiteURL: "https://blog.example", Highlight: true})
-		if errors.Is(err, ErrTooLarge) {
+		if isRefusal(err) {
 			return
 		}
 		if err != nil {
