@@ -13,9 +13,11 @@ import (
 	"net/textproto"
 	"net/url"
 	"strconv"
+	"sync"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
+	"github.com/wneessen/go-mail/smtp"
 
 	"github.com/blogql/blog/storage"
 )
@@ -114,10 +116,17 @@ func loopback(host string) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// SMTP sends by SMTP.
+// maxIdle is how many sessions an SMTP sender keeps open between
+// messages: one for each of the worker's lanes.
+const maxIdle = 2
+
+// SMTP sends by SMTP. It is safe for concurrent use.
 type SMTP struct {
 	cfg  SMTPConfig
 	opts []gomail.Option
+
+	mu   sync.Mutex
+	pool []*smtp.Client // sessions whose last message went, for the next
 }
 
 // NewSMTP returns the sender of cfg, or an error when cfg is incomplete.
@@ -180,6 +189,10 @@ func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
 // fails, the session is cut before the dot and the server takes nothing;
 // an error after commit is the server's answer to the dot, or a failure
 // before it reads the dot. It returns commit's error as it is.
+//
+// The session of a message the server took stays open for the next one
+// (MAIL FROM again on the same connection, no new greeting, STARTTLS or
+// AUTH); one that failed is closed. CloseIdle closes those left open.
 func (s *SMTP) SendCommitted(ctx context.Context, e storage.Email, commit func() error) error {
 	m, err := message(s.cfg.From, s.cfg.Host, e)
 	if err != nil {
@@ -189,16 +202,28 @@ func (s *SMTP) SendCommitted(ctx context.Context, e storage.Email, commit func()
 	if err != nil {
 		return fmt.Errorf("%w: sender: %w", ErrPermanent, err)
 	}
-	c, err := gomail.NewClient(s.cfg.Host, s.opts...)
+	sc, reused, err := s.session(ctx)
 	if err != nil {
-		return fmt.Errorf("%w: SMTP client: %w", ErrPermanent, err)
+		return err
 	}
-	sc, err := c.DialToSMTPClientWithContext(ctx)
+	err = sc.Mail(from)
+	if err != nil && reused {
+		// The server may have closed a session left idle: one new try.
+		_ = sc.Close()
+		if sc, err = s.dial(ctx); err != nil {
+			return err
+		}
+		err = sc.Mail(from)
+	}
+	ok := false
+	defer func() {
+		if ok {
+			s.idle(sc)
+		} else {
+			_ = sc.Close() // instead of the dot, or after a refusal
+		}
+	}()
 	if err != nil {
-		return s.failed(err)
-	}
-	defer sc.Close() // after QUIT, or instead of the dot
-	if err := sc.Mail(from); err != nil {
 		return s.failed(err)
 	}
 	if err := sc.Rcpt(e.To); err != nil {
@@ -217,8 +242,75 @@ func (s *SMTP) SendCommitted(ctx context.Context, e storage.Email, commit func()
 	if err := w.Close(); err != nil {
 		return s.failed(err)
 	}
-	_ = sc.Quit() // the message went, whatever QUIT answers
+	ok = true
 	return nil
+}
+
+// session returns an open session of the pool, true, or a new one,
+// false, with its deadline moved to the configured timeout from now.
+func (s *SMTP) session(ctx context.Context) (*smtp.Client, bool, error) {
+	s.mu.Lock()
+	n := len(s.pool)
+	var sc *smtp.Client
+	if n > 0 {
+		sc, s.pool = s.pool[n-1], s.pool[:n-1]
+	}
+	s.mu.Unlock()
+	if sc != nil {
+		if err := sc.UpdateDeadline(s.cfg.Timeout); err == nil {
+			return sc, true, nil
+		}
+		_ = sc.Close()
+	}
+	sc, err := s.dial(ctx)
+	return sc, false, err
+}
+
+// dial opens a session: connected, greeted, with STARTTLS and AUTH as
+// configured.
+func (s *SMTP) dial(ctx context.Context) (*smtp.Client, error) {
+	c, err := gomail.NewClient(s.cfg.Host, s.opts...)
+	if err != nil {
+		return nil, fmt.Errorf("%w: SMTP client: %w", ErrPermanent, err)
+	}
+	sc, err := c.DialToSMTPClientWithContext(ctx)
+	if err != nil {
+		return nil, s.failed(err)
+	}
+	return sc, nil
+}
+
+// idle keeps sc, whose last message the server took, for the next
+// message; beyond maxIdle sessions it says QUIT instead.
+func (s *SMTP) idle(sc *smtp.Client) {
+	s.mu.Lock()
+	keep := len(s.pool) < maxIdle
+	if keep {
+		s.pool = append(s.pool, sc)
+	}
+	s.mu.Unlock()
+	if !keep {
+		quit(sc)
+	}
+}
+
+// CloseIdle ends the sessions kept open for the next message, with QUIT:
+// the worker calls it when it has nothing left to send.
+func (s *SMTP) CloseIdle() {
+	s.mu.Lock()
+	pool := s.pool
+	s.pool = nil
+	s.mu.Unlock()
+	for _, sc := range pool {
+		_ = sc.UpdateDeadline(s.cfg.Timeout)
+		quit(sc)
+	}
+}
+
+// quit ends sc with QUIT, and closes its connection whatever the answer.
+func quit(sc *smtp.Client) {
+	_ = sc.Quit()
+	_ = sc.Close()
 }
 
 // failed returns the error err of an SMTP session, wrapping ErrPermanent

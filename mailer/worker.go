@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	"golang.org/x/time/rate"
 
 	"github.com/blogql/blog/storage"
@@ -127,37 +128,78 @@ func (w *Worker) SendDue(ctx context.Context) error {
 	return nil
 }
 
-// sendLane sends the emails of lane due now.
+// sendLane sends the emails of lane due now, a batch at a time: the
+// batch's claims are made at once, its emails sent one after another,
+// each recorded as sent before its final dot, and the outcomes recorded
+// while the next emails go. A server stopped mid-batch leaves the emails
+// it claimed and did not send to be sent once their claims lapse.
 func (w *Worker) sendLane(ctx context.Context, lane storage.MailLane) error {
+	if ci, ok := w.sender.(idleCloser); ok {
+		defer ci.CloseIdle()
+	}
+	n := batch
+	if w.limiter != nil {
+		// A second's worth: no claim lapses while its email waits its
+		// turn of the rate.
+		n = min(batch, max(1, int(w.limiter.Limit())))
+	}
 	for {
-		due, err := w.store.DueMail(ctx, lane, w.store.Now(), batch)
+		due, err := w.store.DueMail(ctx, lane, w.store.Now(), n)
 		if err != nil || len(due) == 0 {
 			return err
 		}
-		for _, e := range due {
-			if err := w.send(ctx, e); err != nil {
-				return err
+		claimed, err := w.claim(ctx, due)
+		if err != nil {
+			return err
+		}
+		var finishing errgroup.Group
+		for _, e := range claimed {
+			if err = w.send(ctx, e, &finishing); err != nil {
+				break
 			}
 		}
-		if len(due) < batch {
-			return nil
+		if ferr := finishing.Wait(); err == nil {
+			err = ferr
+		}
+		if err != nil || len(due) < n {
+			return err
 		}
 	}
 }
 
-func (w *Worker) send(ctx context.Context, e storage.Email) error {
+// claim claims the emails due, all at once, and returns those it could
+// claim, in their order.
+func (w *Worker) claim(ctx context.Context, due []storage.Email) ([]storage.Email, error) {
+	ok := make([]bool, len(due))
+	until := w.store.Now().Add(claimFor)
+	var g errgroup.Group
+	for i, e := range due {
+		g.Go(func() (err error) {
+			ok[i], err = w.store.ClaimMail(ctx, e, until)
+			return err
+		})
+	}
+	err := g.Wait()
+	claimed := due[:0]
+	for i, e := range due {
+		if ok[i] {
+			claimed = append(claimed, e)
+		}
+	}
+	return claimed, err
+}
+
+// send sends e, which it claimed, and records the outcome in finishing.
+func (w *Worker) send(ctx context.Context, e storage.Email, finishing *errgroup.Group) error {
 	if w.limiter != nil {
 		if err := w.limiter.Wait(ctx); err != nil {
 			return err
 		}
 	}
-	ok, err := w.store.ClaimMail(ctx, e, w.store.Now().Add(claimFor))
-	if err != nil || !ok {
-		return err
-	}
 	e.Attempts++
 	sctx, cancel := context.WithTimeout(ctx, attemptTimeout)
 	var commitErr error
+	var err error
 	if cs, ok := w.sender.(committer); ok {
 		err = cs.SendCommitted(sctx, e, func() error {
 			commitErr = w.store.CommitMail(context.WithoutCancel(ctx), e, w.sender.Transport())
@@ -184,7 +226,14 @@ func (w *Worker) send(ctx context.Context, e storage.Email) error {
 		w.logger.Info("email not sent, tried again later", "id", e.ID, "attempts", e.Attempts, "retry_at", r.RetryAt, "err", err)
 	}
 	// The outcome is recorded even when ctx ends: the email went.
-	return w.store.FinishMail(context.WithoutCancel(ctx), e, r)
+	finishing.Go(func() error { return w.store.FinishMail(context.WithoutCancel(ctx), e, r) })
+	return nil
+}
+
+// idleCloser is a Sender that keeps sessions open between emails:
+// *SMTP.
+type idleCloser interface {
+	CloseIdle()
 }
 
 // committer is a Sender that records an email as sent at the last moment

@@ -17,6 +17,7 @@ import (
 	"net"
 	"net/mail"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -46,6 +47,8 @@ type smtpServer struct {
 	// message before it is taken: it may hold it, and an error refuses
 	// it, as the answer to the final dot.
 	gate func(to string, data []byte) error
+	// conns are the connections opened so far, in order.
+	conns []*smtp.Conn
 }
 
 // smtpMessage is one message as the server got it.
@@ -61,7 +64,14 @@ func newSMTPServer(t testing.TB) *smtpServer {
 	t.Helper()
 	cert, pool := selfSigned(t)
 	ss := &smtpServer{rootCAs: pool, user: "blog", password: "smtp-password"}
-	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) { return &smtpSession{srv: ss, conn: c}, nil }))
+	srv := smtp.NewServer(smtp.BackendFunc(func(c *smtp.Conn) (smtp.Session, error) {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		if !slices.Contains(ss.conns, c) { // a session starts again after STARTTLS
+			ss.conns = append(ss.conns, c)
+		}
+		return &smtpSession{srv: ss, conn: c}, nil
+	}))
 	srv.Domain = "127.0.0.1"
 	srv.TLSConfig = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
 	srv.AllowInsecureAuth = false // AUTH only after STARTTLS
@@ -81,6 +91,23 @@ func (ss *smtpServer) messages() []smtpMessage {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
 	return append([]smtpMessage(nil), ss.received...)
+}
+
+// sessions returns how many connections were opened so far.
+func (ss *smtpServer) sessions() int {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	return len(ss.conns)
+}
+
+// dropSessions closes every session opened so far, as a server does
+// with those left idle too long.
+func (ss *smtpServer) dropSessions() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	for _, c := range ss.conns {
+		_ = c.Close()
+	}
 }
 
 func (ss *smtpServer) setRefuse(e *smtp.SMTPError) {
