@@ -1029,7 +1029,10 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	r.primeComments(ctx, res.Items)
+	own, replies := commentWritersShown(ctx, "")
+	writers := commentWriters(res.Items, own, replies)
+	r.primeWriters(ctx, writers)
+	r.commenterHints.put(commentersKey(obj.ID, p, own, replies), writers)
 	return commentConnection(res, threadCount(obj)), nil
 }
 
