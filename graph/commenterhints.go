@@ -18,12 +18,13 @@ import (
 // hint was kept is read once the comments are in, in one BatchGetItem of
 // the missing writers only (the one request the page makes beyond its
 // budget, once, until the hint is kept again); a writer it lost was read
-// for nothing. Hints are bounded (maxCommenterHints pages of at most
-// maxHintedWriters writers, an arbitrary one dropped to make room) and
-// belong to one Resolver, that is one publication.
+// for nothing. Hints are bounded (maxHintedWritersInAll writers in all,
+// at most maxHintedWriters a page, arbitrary pages dropped to make room:
+// about 300 KB) and belong to one Resolver, that is one publication, of
+// the router's bounded number.
 
-// maxCommenterHints bounds the number of pages remembered.
-const maxCommenterHints = 4096
+// maxHintedWritersInAll bounds the writers remembered of all pages.
+const maxHintedWritersInAll = 4096
 
 // maxHintedWriters bounds the writers remembered of a page: those that
 // one BatchGetItem reads.
@@ -31,8 +32,9 @@ const maxHintedWriters = 100
 
 // commenterHints holds the writers of pages of comments by commentersKey.
 type commenterHints struct {
-	mu    sync.Mutex
-	pages map[string][]storage.Writer
+	mu      sync.Mutex
+	pages   map[string][]storage.Writer
+	writers int // in all pages
 }
 
 func newCommenterHints() *commenterHints {
@@ -58,15 +60,18 @@ func (h *commenterHints) get(key string) []storage.Writer {
 func (h *commenterHints) put(key string, writers []storage.Writer) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.writers -= len(h.pages[key])
+	delete(h.pages, key)
 	if len(writers) == 0 || len(writers) > maxHintedWriters {
-		delete(h.pages, key)
 		return
 	}
-	if _, ok := h.pages[key]; !ok && len(h.pages) >= maxCommenterHints {
-		for k := range h.pages {
-			delete(h.pages, k)
+	for k, w := range h.pages {
+		if h.writers+len(writers) <= maxHintedWritersInAll {
 			break
 		}
+		h.writers -= len(w)
+		delete(h.pages, k)
 	}
 	h.pages[key] = writers
+	h.writers += len(writers)
 }
