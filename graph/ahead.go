@@ -23,8 +23,11 @@ import (
 // be one the reader may not see (a draft, a scheduled post), and a read
 // of its comments, waited for before the answer, would make that answer
 // slower and dearer than the one for a post that does not exist; they are
-// read once the post is known to be visible. The child resolver then takes the result instead of
-// reading it again, but only for exactly the list it would read itself
+// read once the post is known to be visible. Comments read ahead take
+// along the read of the writers the server saw on the same page last
+// (commenterHints): a post page read before costs two round trips, its
+// slug's reservation and then everything else. The child resolver then
+// takes the result instead of reading it again, but only for exactly the list it would read itself
 // (the same key, page and period, from its own arguments): a guess that
 // differs costs a read and never changes an answer. Errors come out of
 // the child as they would have; a read whose parent failed, or that no

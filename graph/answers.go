@@ -59,29 +59,42 @@ func tagLiveCursor(ctx context.Context) {
 // copy's count, TagComments for a post item), its authors', categories'
 // and tags' names, and its series.
 func tagPosts(ctx context.Context, posts ...*storage.Post) {
+	tags := make([]string, 0, 3*len(posts)+2)
+	// A page's posts share their authors and categories: each of their
+	// tags is made once.
+	var named []string
+	once := func(kind, name string, tag func(string) string) {
+		for i := 0; i+1 < len(named); i += 2 {
+			if named[i] == kind && named[i+1] == name {
+				return
+			}
+		}
+		named = append(named, kind, name)
+		tags = append(tags, tag(name))
+	}
 	for _, p := range posts {
 		if p == nil {
 			continue
 		}
-		tags := make([]string, 0, 4+len(p.CoAuthors)+len(p.Categories)+len(p.Tags))
-		tags = append(tags, frontend.TagPost(p.ID), frontend.TagCounts(p.ID), frontend.TagAuthor(p.AuthorID))
+		tags = append(tags, frontend.TagPost(p.ID), frontend.TagCounts(p.ID))
+		once("author", p.AuthorID, frontend.TagAuthor)
 		if !p.Summary {
 			tags = append(tags, frontend.TagComments(p.ID))
 		}
 		for _, a := range p.CoAuthors {
-			tags = append(tags, frontend.TagAuthor(a.ID))
+			once("author", a.ID, frontend.TagAuthor)
 		}
 		for _, c := range p.Categories {
-			tags = append(tags, frontend.TagCategory(c.Slug))
+			once("category", c.Slug, frontend.TagCategory)
 		}
 		for _, t := range p.Tags {
-			tags = append(tags, frontend.TagTag(t.Slug))
+			once("tag", t.Slug, frontend.TagTag)
 		}
 		if p.Series != "" {
-			tags = append(tags, frontend.TagSeries(p.Series))
+			once("series", p.Series, frontend.TagSeries)
 		}
-		gqlhttp.Tag(ctx, tags...)
 	}
+	gqlhttp.Tag(ctx, tags...)
 }
 
 // tagList tags the answer of ctx with a list, by the tag its changes are

@@ -27,9 +27,10 @@ func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, erro
 
 // categoriesOf answers a post's categories from the names it carries.
 func categoriesOf(refs []storage.CategoryRef) []*storage.Category {
-	cats := make([]*storage.Category, len(refs))
+	cats, vals := make([]*storage.Category, len(refs)), make([]storage.Category, len(refs))
 	for i, c := range refs {
-		cats[i] = &storage.Category{Slug: c.Slug, Name: c.Name}
+		vals[i] = storage.Category{Slug: c.Slug, Name: c.Name}
+		cats[i] = &vals[i]
 	}
 	return cats
 }

@@ -167,44 +167,95 @@ func commentsKey(postID string, p storage.PageArgs) string {
 
 // commentsAhead starts the read of the comments of the post with id, when
 // the post field being resolved selects them, beside the read of the
-// post. Only for a post its slug's reservation says is public: a hidden
-// post's comments are never read, so that its answer costs the requests
-// and read units of a missing post's (storage.PostSlug.PublicAt). When
-// the post turns out hidden after all (it changed between the two reads),
-// the comments are dropped unseen.
+// post, and the read of their writers that this server remembers from the
+// last time it read the same page (commenterHints). Only for a post its
+// slug's reservation says is public: a hidden post's comments are never
+// read, so that its answer costs the requests and read units of a missing
+// post's (storage.PostSlug.PublicAt). When the post turns out hidden after
+// all (it changed between the two reads), the comments and their writers
+// are dropped unseen.
 func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
-	listAhead(ctx, "Post", "comments",
-		func(p storage.PageArgs, _ storage.Period) string { return commentsKey(postID, p) },
-		func(ctx context.Context, p storage.PageArgs, _ storage.Period) (*storage.Result[*storage.Comment], error) {
-			return r.store.Comments(ctx, postID, p)
-		})
+	args, ok := childArgs(ctx, "Post", "comments")
+	if !ok {
+		return
+	}
+	p, _, ok := listArgs(args)
+	if !ok {
+		return
+	}
+	startAhead(ctx, commentsKey(postID, p), func(ctx context.Context) (*storage.Result[*storage.Comment], error) {
+		return r.store.Comments(ctx, postID, p)
+	})
+	own, replies := commentWritersShown(ctx, "comments")
+	r.primeWriters(ctx, r.commenterHints.get(commentersKey(postID, p, own, replies)))
 }
 
-// primeComments loads who wrote a page of comments, and the first
-// replies each carries, in one BatchGetItem (one more for each 100
-// commenters past the first 100), when the page's selection shows them.
-// The first replies need no read of their own: every comment carries them.
-func (r *Resolver) primeComments(ctx context.Context, page []*storage.Comment) {
+// commentWritersShown reports which writers the comment connection at
+// path (below the field being resolved; "" for the field itself) shows:
+// those of its comments, and those of the first replies each comment
+// carries.
+func commentWritersShown(ctx context.Context, path string) (own, replies bool) {
+	at := func(paths ...string) []string {
+		for i := range paths {
+			paths[i] = joinPath(path, paths[i])
+		}
+		return paths
+	}
+	own = graphql.AnyFieldRequested(ctx, at("edges.node.author", "edges.node.commenter")...)
+	replies = graphql.AnyFieldRequested(ctx, at("edges.node.replies.author", "edges.node.replies.commenter",
+		"edges.node.replyConnection.edges.node.author", "edges.node.replyConnection.edges.node.commenter")...)
+	return own, replies
+}
+
+// commentWriters returns, once each, who wrote the comments of page that
+// are not deleted (when own) and the first replies they carry (when
+// replies), in the order they appear.
+func commentWriters(page []*storage.Comment, own, replies bool) []storage.Writer {
 	var writers []storage.Writer
-	seen := map[storage.Writer]bool{}
 	add := func(cs []*storage.Comment) {
 		for _, c := range cs {
-			if w := c.Writer(); !c.Deleted && !seen[w] {
-				seen[w] = true
+			if w := c.Writer(); !c.Deleted && !slices.Contains(writers, w) {
 				writers = append(writers, w)
 			}
 		}
 	}
-	if graphql.AnyFieldRequested(ctx, "edges.node.author", "edges.node.commenter") {
+	if own {
 		add(page)
 	}
-	if graphql.AnyFieldRequested(ctx, "edges.node.replies.author", "edges.node.replies.commenter",
-		"edges.node.replyConnection.edges.node.author", "edges.node.replyConnection.edges.node.commenter") {
+	if replies {
 		for _, c := range page {
 			add(c.Replies)
 		}
 	}
-	r.primeCommenters(ctx, writers)
+	return writers
+}
+
+// primeComments starts the read of who wrote a page of comments, and the
+// first replies each carries, in one BatchGetItem (one more for each 100
+// commenters past the first 100), when the page's selection shows them,
+// and returns them. The first replies need no read of their own: every
+// comment carries them.
+func (r *Resolver) primeComments(ctx context.Context, page []*storage.Comment) []storage.Writer {
+	own, replies := commentWritersShown(ctx, "")
+	writers := commentWriters(page, own, replies)
+	r.primeWriters(ctx, writers)
+	return writers
+}
+
+// primeWriters starts the read of the writers no read was started for in
+// this request yet (primeCommenters), in the background; Comment.author
+// and Comment.commenter wait for it.
+func (r *Resolver) primeWriters(ctx context.Context, writers []storage.Writer) {
+	if len(writers) == 0 {
+		return
+	}
+	keys := make([]string, len(writers))
+	for i, w := range writers {
+		keys[i] = primedWriterKey(w)
+	}
+	loadersFor(ctx).primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+		r.primeCommenters(ctx, pick(writers, fresh))
+	})
 }
 
 // primePage loads what a page of comments from anywhere asks for: their
@@ -271,15 +322,7 @@ func (r *Resolver) primeComment(ctx context.Context, satisfies []string, path st
 			}
 		}
 	}
-	if len(writers) > 0 {
-		keys := make([]string, len(writers))
-		for i, w := range writers {
-			keys[i] = primedWriterKey(w)
-		}
-		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
-			r.primeCommenters(ctx, pick(writers, fresh))
-		})
-	}
+	r.primeWriters(ctx, writers)
 	if selects("post") {
 		l.primeOne(ctx, primedPostKey(c.PostID), func(ctx context.Context) {
 			prime(ctx, "posts", l.posts, r.store.GetPosts, []string{c.PostID})

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -19,7 +20,7 @@ func (r *Resolver) featuredPosts(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagFeatured, res.Items)
+	gqlhttp.Tag(ctx, frontend.TagFeatured) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {
 		n, err := r.store.CountFeatured(ctx)

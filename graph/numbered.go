@@ -9,6 +9,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 )
 
@@ -37,7 +38,7 @@ func (r *Resolver) postPage(ctx context.Context, tag string, pg *storage.Numbere
 	if pg.Posts == nil {
 		pg.Posts = []*storage.Post{}
 	}
-	tagList(ctx, tag, pg.Posts)
+	gqlhttp.Tag(ctx, tag) // primePosts tags the posts
 	r.primePosts(ctx, nil, "nodes", pg.Posts)
 	r.primeFullPosts(ctx, pg.Posts)
 	return &model.PostPage{Number: pg.Number, Size: pg.Size, TotalPages: pg.TotalPages, TotalCount: pg.TotalCount, Nodes: pg.Posts}

@@ -21,6 +21,9 @@ import (
 type Resolver struct {
 	store    *storage.Store
 	previews *keyCache
+	// commenterHints are the writers of the pages of comments this
+	// server read last, read ahead on the next post page.
+	commenterHints *commenterHints
 	// readers is what applies to readers' comments: held or not, and how
 	// many a minute.
 	readers storage.ReaderRules
@@ -47,7 +50,7 @@ type Resolver struct {
 // readers' comments and the webhooks' service (nil: one that allows
 // nothing unsafe).
 func newResolver(store *storage.Store, comments CommentPolicy, hooks *webhooks.Service) *Resolver {
-	return &Resolver{store: store, previews: &keyCache{}, readers: comments.rules(), webhooks: newWebhooks(store, hooks)}
+	return &Resolver{store: store, previews: &keyCache{}, commenterHints: newCommenterHints(), readers: comments.rules(), webhooks: newWebhooks(store, hooks)}
 }
 
 // selectsOnly reports whether the current field selects nothing but the

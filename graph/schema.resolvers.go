@@ -76,7 +76,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagAuthor(obj.ID), res.Items)
+	gqlhttp.Tag(ctx, frontend.TagAuthor(obj.ID)) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
@@ -147,7 +147,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagCategory(obj.Slug), res.Items)
+	gqlhttp.Tag(ctx, frontend.TagCategory(obj.Slug)) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
@@ -1029,7 +1029,10 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	r.primeComments(ctx, res.Items)
+	own, replies := commentWritersShown(ctx, "")
+	writers := commentWriters(res.Items, own, replies)
+	r.primeWriters(ctx, writers)
+	r.commenterHints.put(commentersKey(obj.ID, p, own, replies), writers)
 	return commentConnection(res, threadCount(obj)), nil
 }
 
@@ -1235,7 +1238,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagFeed, res.Items)
+	gqlhttp.Tag(ctx, frontend.TagFeed) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil

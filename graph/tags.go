@@ -69,7 +69,7 @@ func (r *Resolver) tagPosts(ctx context.Context, t *storage.Tag, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagTag(t.Slug), res.Items)
+	gqlhttp.Tag(ctx, frontend.TagTag(t.Slug)) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	count := model.Count(t.PostCount)

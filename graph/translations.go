@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -127,7 +128,7 @@ func (r *Resolver) localeList(ctx context.Context, tag string, l storage.LocaleL
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, tag, res.Items)
+	gqlhttp.Tag(ctx, tag) // primePosts tags the posts
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {

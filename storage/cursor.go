@@ -10,6 +10,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"hash"
+	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -110,16 +111,16 @@ func randomCursorKeys() cursorKeys {
 	return newCursorKeys(key)
 }
 
-// siv returns the tag of position plain in list.
-func (k cursorKeys) siv(list string, plain []byte) []byte {
+// siv writes the tag of position plain in list into dst, sivBytes long.
+func (k cursorKeys) siv(dst []byte, list string, plain []byte) {
 	h := k.macs.Get().(hash.Hash)
 	defer k.macs.Put(h)
 	h.Reset()
-	h.Write([]byte(list))
+	_, _ = io.WriteString(h, list)
 	h.Write([]byte{0})
 	h.Write(plain)
 	var sum [sha256.Size]byte
-	return h.Sum(sum[:0])[:sivBytes]
+	copy(dst, h.Sum(sum[:0]))
 }
 
 // cursorList returns the name list is sealed under: a publication's
@@ -136,11 +137,11 @@ func (s *Store) cursorList(list string) string {
 // encodeCursor returns the cursor of the position pos in list.
 func (s *Store) encodeCursor(list string, pos map[string]string) string {
 	list = s.cursorList(list)
-	plain := encodePosition(pos)
-	out := make([]byte, sivBytes+len(plain))
-	iv := s.cursors.siv(list, plain)
-	copy(out, iv)
-	cipher.NewCTR(s.cursors.enc, iv).XORKeyStream(out[sivBytes:], plain)
+	// One buffer: the tag, then the position, encrypted in place.
+	out := encodePosition(make([]byte, sivBytes, sivBytes+positionLen(pos)), pos)
+	iv, plain := out[:sivBytes], out[sivBytes:]
+	s.cursors.siv(iv, list, plain)
+	cipher.NewCTR(s.cursors.enc, iv).XORKeyStream(plain, plain)
 	return base64.RawURLEncoding.EncodeToString(out)
 }
 
@@ -182,24 +183,33 @@ func (k cursorKeys) open(list string, raw []byte) ([]byte, bool) {
 	iv, sealed := raw[:sivBytes], raw[sivBytes:]
 	plain := make([]byte, len(sealed))
 	cipher.NewCTR(k.enc, iv).XORKeyStream(plain, sealed)
-	return plain, hmac.Equal(iv, k.siv(list, plain))
+	var want [sivBytes]byte
+	k.siv(want[:], list, plain)
+	return plain, hmac.Equal(iv, want[:])
 }
 
-// encodePosition writes pos as its attributes in name order, each name and
-// value followed by a NUL byte: keys and names never hold one.
-func encodePosition(pos map[string]string) []byte {
-	names := make([]string, 0, len(pos))
-	n := 0
-	for k, v := range pos {
+// encodePosition appends to b pos as its attributes in name order, each
+// name and value followed by a NUL byte: keys and names never hold one.
+func encodePosition(b []byte, pos map[string]string) []byte {
+	var buf [4]string // a position is a key of at most four attributes
+	names := buf[:0]
+	for k := range pos {
 		names = append(names, k)
-		n += len(k) + len(v) + 2
 	}
 	slices.Sort(names)
-	b := make([]byte, 0, n)
 	for _, k := range names {
 		b = append(append(append(append(b, k...), 0), pos[k]...), 0)
 	}
 	return b
+}
+
+// positionLen returns the length of pos as encodePosition writes it.
+func positionLen(pos map[string]string) int {
+	n := 0
+	for k, v := range pos {
+		n += len(k) + len(v) + 2
+	}
+	return n
 }
 
 // decodePosition reads what encodePosition wrote; false when it is not a

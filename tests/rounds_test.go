@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -70,8 +71,11 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 // comments). A post's comments wait for the post when the slug does not
 // say it is public: it may be hidden from the reader, whose answer must
 // then cost what a missing post's does
-// (TestHiddenPostsReadNothingBelowThem). Each page must pass a gate that
-// opens only for exactly those rounds.
+// (TestHiddenPostsReadNothingBelowThem). The commenters of a post's page
+// go out with its comments once the server has read that page before
+// (commenterHints): a commenter it has not seen on the page is read after
+// the comments, once. Each page must pass a gate that opens only for
+// exactly those rounds.
 func TestIndependentReadsGoOutTogether(t *testing.T) {
 	g := &gate{}
 	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { g.next = backend; return g }), func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
@@ -86,48 +90,69 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 	// public, its old one (a redirect) does not.
 	p := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "post-3")).Post
 	ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[1], UpdatePostInput{Id: p.Id, ExpectedVersion: p.Version, Slug: ptr("post-three")}))
+	// An author who has not commented yet, for a page that gains a
+	// commenter the server has not seen on it.
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("kay"), Name: "Kay Lagos"}))
+	kay := s.as("kay", auth.RoleAuthor)
+	var commentedID string
+	for _, e := range ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", &first, nil)).Category.Posts.Edges {
+		if e.Node.Slug == b.commented {
+			commentedID = e.Node.Id
+		}
+	}
+	postPage := func(comments int, last string) func() error {
+		return func() error {
+			r, err := PostPage(ctx, s.client, b.commented)
+			if err == nil {
+				equal(t, "comments", len(r.Post.Comments.Edges), comments)
+				equal(t, "last commenter", r.Post.Comments.Edges[comments-1].Node.Author.Name, last)
+			}
+			return err
+		}
+	}
 	cases := []struct {
 		name   string
+		before func()
 		rounds []int
 		run    func() error
 	}{
-		{"category page: the category and its posts", []int{2}, func() error {
+		{"category page: the category and its posts", nil, []int{2}, func() error {
 			r, err := CategoryPage(ctx, s.client, "go", &first, nil)
 			if err == nil {
 				equal(t, "posts", len(r.Category.Posts.Edges), 20)
 			}
 			return err
 		}},
-		{"author page: the author and their posts", []int{2}, func() error {
+		{"author page: the author and their posts", nil, []int{2}, func() error {
 			r, err := AuthorPage(ctx, s.client, b.authors[0], &first, nil)
 			if err == nil {
 				equal(t, "posts", len(r.Author.Posts.Edges), 13)
 			}
 			return err
 		}},
-		{"author page by slug: the slug, then the author and their posts", []int{1, 2}, func() error {
+		{"author page by slug: the slug, then the author and their posts", nil, []int{1, 2}, func() error {
 			r, err := AuthorBySlug(ctx, s.client, "ada-lovelace", &first, nil, nil, nil, nil, nil)
 			if err == nil {
 				equal(t, "posts", len(r.Author.Posts.Edges), 13)
 			}
 			return err
 		}},
-		{"post page: the slug, then the post and its comments, then the commenters", []int{1, 2, 1}, func() error {
-			r, err := PostPage(ctx, s.client, b.commented)
-			if err == nil {
-				equal(t, "comments", len(r.Post.Comments.Edges), 6)
-			}
-			return err
-		}},
-		{"post page by a new slug: the slug, then the post and its comments (none)", []int{1, 2}, func() error {
+		{"post page: the slug, then the post and its comments, then the commenters", nil, []int{1, 2, 1}, postPage(6, "Alan Turing")},
+		{"post page again: the slug, then the post, its comments and the commenters the server saw on it", nil, []int{1, 3}, postPage(6, "Alan Turing")},
+		{"post page with a new commenter: the slug, then the post, its comments and the commenters seen, then the new one", func() {
+			s.clock.Advance(time.Minute)
+			ok[*AddCommentResponse](t)(AddComment(ctx, kay, AddCommentInput{PostId: commentedID, Body: "Late to this"}))
+		}, []int{1, 3, 1}, postPage(7, "Kay Lagos")},
+		{"post page after it: the slug, then the rest together", nil, []int{1, 3}, postPage(7, "Kay Lagos")},
+		{"post page by a new slug: the slug, then the post and its comments (none)", nil, []int{1, 2}, func() error {
 			_, err := PostPage(ctx, s.client, "post-three")
 			return err
 		}},
-		{"post page by an old slug: the slug, the post, then its comments", []int{1, 1, 1}, func() error {
+		{"post page by an old slug: the slug, the post, then its comments", nil, []int{1, 1, 1}, func() error {
 			_, err := PostPage(ctx, s.client, "post-3")
 			return err
 		}},
-		{"feed: the feed and the counts, then the bodies", []int{2, 1}, func() error {
+		{"feed: the feed and the counts, then the bodies", nil, []int{2, 1}, func() error {
 			r, err := Feed(ctx, s.client, &first, nil)
 			if err == nil {
 				equal(t, "posts", len(r.Posts.Edges), 20)
@@ -137,6 +162,9 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			if c.before != nil {
+				c.before()
+			}
 			g.expect(c.rounds...)
 			if err := c.run(); err != nil {
 				t.Fatal(err)
