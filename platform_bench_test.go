@@ -133,7 +133,11 @@ func floodOutside(b *testing.B, base string, clients int) func() (ok, refused in
 // call budget's query, 20 posts) on demo.localhost while 16 clients flood
 // the other demo publication (notes.localhost) with its own category
 // page as fast as they are answered. It reports p50 and p99
-// (docs/benchmarks-platform.md) of each case:
+// (docs/benchmarks-platform.md):
+//
+//	go test -run '^$' -bench NoisyNeighbour -benchtime 500x -count 2 .
+//
+// The cases:
 //
 //   - idle and flood: no flood, and the flood without limits, both
 //     without the admission stage (-execution-slots -1);
@@ -141,13 +145,13 @@ func floodOutside(b *testing.B, base string, clients int) func() (ok, refused in
 //     -publication-inflight-share, without the admission stage;
 //   - idle-admitted and flood-admitted: the default admission stage
 //     (-execution-slots, -execution-queue), no other limit;
+//     flood-admitted-slots2 with 2 slots, one a core of the machine the
+//     figures were taken on, in place of the default's 4 a core;
 //   - the outside/ cases: the flood from a process of its own (the test
 //     binary again, TestMain), sharing the machine's cores with the
 //     server but not its Go scheduler, as a flood from another process
 //     on the machine would; the others flood from the benchmark's own
 //     process, whose 16 clients' goroutines queue with the server's.
-//
-//	go test -run '^$' -bench NoisyNeighbour -benchtime 500x -count 2 .
 func BenchmarkNoisyNeighbour(b *testing.B) {
 	unbounded := []string{"-execution-slots", "-1"}
 	for _, c := range []struct {
@@ -161,8 +165,10 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 		{"flood-limited", 16, false, append([]string{"-publication-rate-limit", "600", "-publication-inflight-share", "50"}, unbounded...)},
 		{"idle-admitted", 0, false, nil},
 		{"flood-admitted", 16, false, nil},
+		{"flood-admitted-slots2", 16, false, []string{"-execution-slots", "2"}},
 		{"outside/flood", 16, true, unbounded},
 		{"outside/flood-admitted", 16, true, nil},
+		{"outside/flood-admitted-slots2", 16, true, []string{"-execution-slots", "2"}},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			base, _, stop := startServer(b, append([]string{"-port", "0", "-log-format", "json", "-answer-cache-bytes", "0"}, c.args...), nil)
