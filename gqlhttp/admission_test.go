@@ -219,3 +219,56 @@ func TestAdmissionRefusals(t *testing.T) {
 		s.ok(name, got)
 	}
 }
+
+// TestAdmissionLeavesStreamsOut: a stream held open takes no slot, so
+// with the only slot free and no queue a request still runs beside it.
+func TestAdmissionLeavesStreamsOut(t *testing.T) {
+	gate := admission.New(1, 0)
+	entered, proceed := make(chan string, 2), make(chan struct{})
+	h := New(newTestSchema(), Options{
+		ComplexityLimit: testComplexityLimit, Admission: gate, AdmissionKey: "a",
+		Streams: &StreamOptions{PerAddress: 10},
+		Wrap: func(next http.Handler) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				name := r.Header.Get("X-Name")
+				entered <- name
+				if name == "stream" {
+					<-proceed
+				}
+				next.ServeHTTP(w, r)
+			})
+		},
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	stream := make(chan error, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"query":"{ hello }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", mediaEventStream)
+		req.Header.Set("X-Name", "stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err == nil {
+			resp.Body.Close()
+		}
+		stream <- err
+	}()
+	if got := <-entered; got != "stream" {
+		t.Fatalf("%s reached the executor, want the stream", got)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader(`{"query":"{ hello }"}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Name", "query")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("a query beside an open stream: %d, want 200", resp.StatusCode)
+	}
+	close(proceed)
+	if err := <-stream; err != nil {
+		t.Errorf("the stream: %v", err)
+	}
+}
