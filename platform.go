@@ -53,10 +53,13 @@ const (
 	defaultInflightShare = 100
 )
 
-// Defaults of -execution-slots (a CPU core's) and -execution-queue.
+// Defaults of -execution-slots (a CPU core's) and -execution-queue. A
+// request on the embedded engine runs on the CPU start to end; one on
+// DynamoDB mostly waits for its answers, so more run at once.
 const (
-	slotsPerCore     = 4
-	defaultExecQueue = 64
+	slotsPerCore       = 4
+	remoteSlotsPerCore = 16
+	defaultExecQueue   = 64
 )
 
 // executionGate returns the gate of the GraphQL requests executed at
@@ -67,8 +70,10 @@ func executionGate(cfg *config) *admission.Gate {
 	switch {
 	case slots < 0:
 		return nil
-	case slots == 0:
+	case slots == 0 && cfg.backend() == backendEmbedded:
 		slots = slotsPerCore * runtime.GOMAXPROCS(0)
+	case slots == 0:
+		slots = remoteSlotsPerCore * runtime.GOMAXPROCS(0)
 	}
 	return admission.New(slots, cfg.execQueue)
 }

@@ -102,6 +102,7 @@ func TestExecutionGateConfig(t *testing.T) {
 		slots, queue int // 0 slots: no gate
 	}{
 		{nil, slotsPerCore * runtime.GOMAXPROCS(0), defaultExecQueue},
+		{[]string{"-dynamodb-endpoint", "http://127.0.0.1:8000"}, remoteSlotsPerCore * runtime.GOMAXPROCS(0), defaultExecQueue},
 		{[]string{"-execution-slots", "3", "-execution-queue", "0"}, 3, 0},
 		{[]string{"-execution-slots", "-1"}, 0, 0},
 	} {
