@@ -67,6 +67,8 @@ type config struct {
 	cacheSWR          time.Duration
 	answerCacheBytes  int64
 	inflightBytes     int64
+	execSlots         int
+	execQueue         int
 	eventRetention    time.Duration
 	readStream        bool
 	pprofAddr         string
@@ -282,6 +284,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("host lookup rate %d, publication rate limit %d: must not be negative", c.platform.hostLookups, c.platform.publicationRate)
 	case c.platform.inflightShare < 1 || c.platform.inflightShare > 100:
 		return fmt.Errorf("publication inflight share %d: must be 1 to 100 (percent)", c.platform.inflightShare)
+	case c.execQueue < 0:
+		return fmt.Errorf("execution queue %d: must not be negative", c.execQueue)
 	case c.inflightBytes < 0:
 		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
 	case c.media.maxBytes < 1 || c.media.maxPixels < 1:

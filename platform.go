@@ -1,9 +1,11 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 	"sync"
 
+	"github.com/blogql/blog/admission"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/routing"
 )
@@ -50,6 +52,31 @@ const (
 	defaultHostLookups   = 100
 	defaultInflightShare = 100
 )
+
+// Defaults of -execution-slots (a CPU core's) and -execution-queue. A
+// request on the embedded engine runs on the CPU start to end; one on
+// DynamoDB mostly waits for its answers, so more run at once.
+const (
+	slotsPerCore       = 4
+	remoteSlotsPerCore = 16
+	defaultExecQueue   = 64
+)
+
+// executionGate returns the gate of the GraphQL requests executed at
+// once (-execution-slots, -execution-queue): nil, no bound, for a
+// negative number of slots.
+func executionGate(cfg *config) *admission.Gate {
+	slots := cfg.execSlots
+	switch {
+	case slots < 0:
+		return nil
+	case slots == 0 && cfg.backend() == backendEmbedded:
+		slots = slotsPerCore * runtime.GOMAXPROCS(0)
+	case slots == 0:
+		slots = remoteSlotsPerCore * runtime.GOMAXPROCS(0)
+	}
+	return admission.New(slots, cfg.execQueue)
+}
 
 // budgetShares are the publications' shares of the server's budget of
 // requests in flight (inflight.Budget.Share): each publication's requests

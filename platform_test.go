@@ -8,6 +8,7 @@ import (
 	"html"
 	"io"
 	"net/http"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -89,6 +90,36 @@ func TestPlatformHostPatternConfig(t *testing.T) {
 		if _, err := parseConfig([]string{"-platform-host-pattern", bad}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "platform-host-pattern") {
 			t.Errorf("%q: err = %v, want one naming platform-host-pattern", bad, err)
 		}
+	}
+}
+
+// TestExecutionGateConfig: -execution-slots 0 is 4 slots a core, a
+// negative number no admission stage; a negative -execution-queue is
+// refused at start.
+func TestExecutionGateConfig(t *testing.T) {
+	for _, c := range []struct {
+		args         []string
+		slots, queue int // 0 slots: no gate
+	}{
+		{nil, slotsPerCore * runtime.GOMAXPROCS(0), defaultExecQueue},
+		{[]string{"-dynamodb-endpoint", "http://127.0.0.1:8000"}, remoteSlotsPerCore * runtime.GOMAXPROCS(0), defaultExecQueue},
+		{[]string{"-execution-slots", "3", "-execution-queue", "0"}, 3, 0},
+		{[]string{"-execution-slots", "-1"}, 0, 0},
+	} {
+		cfg, err := parseConfig(c.args, func(string) string { return "" }, io.Discard)
+		if err != nil {
+			t.Fatalf("%q: %v", c.args, err)
+		}
+		g := executionGate(cfg)
+		switch {
+		case c.slots == 0 && g != nil:
+			t.Errorf("%q: a gate of %d slots, want none", c.args, g.Slots())
+		case c.slots > 0 && (g == nil || g.Slots() != c.slots || g.Queue() != c.queue):
+			t.Errorf("%q: gate %+v, want %d slots and queues of %d", c.args, g, c.slots, c.queue)
+		}
+	}
+	if _, err := parseConfig([]string{"-execution-queue", "-1"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "execution queue") {
+		t.Errorf("-execution-queue -1: err = %v, want one naming the execution queue", err)
 	}
 }
 

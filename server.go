@@ -27,6 +27,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/accesslog"
+	"github.com/blogql/blog/admission"
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/devtokens"
 	"github.com/blogql/blog/embedded"
@@ -171,7 +172,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, letters: letters, shutdown: make(chan struct{})}
+	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, letters: letters, shutdown: make(chan struct{}), gate: executionGate(cfg)}
 	handler, err := a.handler(ctx, cfg, ln.Addr(), logger)
 	defer a.media.close()
 	if err != nil {
@@ -301,6 +302,9 @@ type api struct {
 	running  sync.WaitGroup
 	// media is the media library (mediacmd.go).
 	media *mediaLibrary
+	// gate admits the GraphQL requests of every publication to
+	// execution (executionGate).
+	gate *admission.Gate
 }
 
 // handler returns the API's endpoints for a server that listens on addr:
@@ -584,6 +588,8 @@ func (a *api) graphQLOptions(cfg *config, cors *httpguard.CORS, budget *inflight
 			CacheStaleWhileRevalidate: cfg.cacheSWR,
 			Answers:                   w.answers,
 			Budget:                    budget,
+			Admission:                 a.gate,
+			AdmissionKey:              a.store.Publication(),
 			Streams: &gqlhttp.StreamOptions{
 				CheckOrigin: httpguard.WebSocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,

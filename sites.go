@@ -106,6 +106,7 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	siteURL := publicationURL(cfg.siteURL, pub)
 	opts := a.graphQLOptions(cfg, cors, budget, logger)
 	opts.HTTP.AnswerScope = id
+	opts.HTTP.AdmissionKey = id
 	opts.Live = graph.LiveOptions{Hub: a.workers.hub, PerConnection: cfg.subsPerConn}
 	opts.Webhooks = webhooks.New(store, cfg.webhookOptions(logger))
 	readers, err := a.publicationReaders(ctx, cfg, pub, store)

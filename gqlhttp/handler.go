@@ -25,6 +25,7 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/blogql/blog/admission"
 	"github.com/blogql/blog/inflight"
 )
 
@@ -131,6 +132,11 @@ type Options struct {
 	// innermost middleware, inside the limits, the timeout and the caching
 	// headers, where a request has been admitted and has its deadline.
 	Wrap func(http.Handler) http.Handler
+	// Admission, when set, bounds the requests executed at once
+	// (admission.go): a request waits for one of its slots in the queue
+	// of AdmissionKey (its site's), and streams take none.
+	Admission    *admission.Gate
+	AdmissionKey string
 	// Streams, when set, serves subscriptions over WebSocket and
 	// Server-Sent Events (streams.go, sse.go); without it the endpoint
 	// takes none.
@@ -151,7 +157,8 @@ const (
 // through fragments in linear time (validation.go), the limits of
 // limits.go (body size, tokens, depth, aliases, root fields, complexity,
 // time), of responsesize.go (the size of answers) and of inflight.go (the
-// memory of requests in flight), caching headers
+// memory of requests in flight), admission to a bounded number of
+// requests executed at once (admission.go), caching headers
 // (cache.go) and a request id (requestid.go). What opts adds runs within
 // these.
 func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
@@ -226,10 +233,10 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	if opts.Wrap != nil {
 		inner = opts.Wrap(srv)
 	}
-	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
+	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withAdmission(opts.Admission, opts.AdmissionKey, withCacheHeaders(caching{
 		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
 		answers: opts.Answers, scope: opts.AnswerScope, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
-	}, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner)))))
+	}, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner))))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)
 	}
