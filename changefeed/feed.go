@@ -67,6 +67,10 @@ const (
 	// near what was read, so a server that takes the shard over reads
 	// little again, and writes at most once a minute a shard for it.
 	CheckpointEvery = time.Minute
+	// DefaultWorkerCheckpointEvery is the most often a worker's
+	// checkpoint moves while events keep coming: each move is a write,
+	// which a comment a second would otherwise pay once a worker.
+	DefaultWorkerCheckpointEvery = 10 * time.Second
 )
 
 // Options configure a Feed. Zero values take the defaults.
@@ -102,6 +106,14 @@ type Options struct {
 	// idle, writing nothing, once its checkpoint has moved past the last
 	// such record: within CheckpointEvery of the last write.
 	CheckpointEvery time.Duration
+	// WorkerCheckpointEvery is the most often a worker's checkpoint
+	// moves while events keep coming (DefaultWorkerCheckpointEvery);
+	// once the log has been quiet for a second, or for
+	// WorkerCheckpointEvery when that is shorter, it moves to what the
+	// worker has done, and when the worker stops. A server that takes
+	// the lease over after a crash gives the events since to Events
+	// again, as it does those a Hold kept back.
+	WorkerCheckpointEvery time.Duration
 	// Logger gets the feed's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// NoShards makes this server read no shard of the stream: something
@@ -185,6 +197,9 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	}
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery = CheckpointEvery
+	}
+	if opts.WorkerCheckpointEvery <= 0 {
+		opts.WorkerCheckpointEvery = DefaultWorkerCheckpointEvery
 	}
 	f := &Feed{store: store, streams: streams, opts: opts, paths: frontend.DefaultPaths,
 		log: opts.Logger, subs: map[int]func([]storage.LoggedEvent){}}
