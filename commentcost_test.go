@@ -66,7 +66,8 @@ func (c commentCost) String() string {
 	}
 	b.WriteString("\nitem writes by kind (units before a transaction doubles them):")
 	for _, kind := range slices.Sorted(maps.Keys(c.kinds)) {
-		fmt.Fprintf(&b, "\n  %-30s %4d writes %6.1f units", kind, c.kinds[kind].writes, c.kinds[kind].units)
+		k := c.kinds[kind]
+		fmt.Fprintf(&b, "\n  %-30s %4d writes %6.1f units, %5d bytes a write", kind, k.writes, k.units, k.bytes/k.writes)
 	}
 	return b.String()
 }
@@ -260,8 +261,10 @@ func writesByKind(tb testing.TB, dir string, start, end time.Time) map[string]ki
 				sk := r.Dynamodb.Keys["SK"].(*streamtypes.AttributeValueMemberS).Value
 				kind := firstPart(pk) + " " + firstPart(sk)
 				k := out[kind]
+				size := max(itemSize(r.Dynamodb.OldImage), itemSize(r.Dynamodb.NewImage))
 				k.writes++
-				k.units += math.Max(1, math.Ceil(float64(max(itemSize(r.Dynamodb.OldImage), itemSize(r.Dynamodb.NewImage)))/1024))
+				k.bytes += size
+				k.units += math.Max(1, math.Ceil(float64(size)/1024))
 				out[kind] = k
 			}
 			if len(got.Records) == 0 {
@@ -275,7 +278,7 @@ func writesByKind(tb testing.TB, dir string, start, end time.Time) map[string]ki
 
 // kindWrites are the writes of a kind of item.
 type kindWrites struct {
-	writes int
+	writes, bytes int
 	units  float64
 }
 
