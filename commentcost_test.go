@@ -36,6 +36,8 @@ import (
 // commentCost is what n comments cost.
 type commentCost struct {
 	n int
+	// took is how long the comments took to answer.
+	took time.Duration
 	// foreground sums the write units of the addComment answers.
 	foreground float64
 	// units are the write units the metrics report, by operation, from
@@ -60,7 +62,7 @@ func (c commentCost) perComment() (foreground, total float64) {
 func (c commentCost) String() string {
 	fg, total := c.perComment()
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d comments: %.2f write units a comment in the foreground, %.2f in all;", c.n, fg, total)
+	fmt.Fprintf(&b, "%d comments in %v: %.2f write units a comment in the foreground, %.2f in all;", c.n, c.took.Round(time.Millisecond), fg, total)
 	for _, op := range slices.Sorted(maps.Keys(c.units)) {
 		fmt.Fprintf(&b, " %s %d requests %.2f units a comment;", op, c.requests[op], c.units[op]/float64(c.n))
 	}
@@ -128,6 +130,7 @@ func measureComments(tb testing.TB, n int) commentCost {
 		}
 		cost.foreground += got.Extensions.Cost.WriteCapacityUnits
 	}
+	cost.took = time.Since(start)
 	last := ""
 	want := fmt.Sprintf(`"commentCount":%d`, n)
 	eventually(tb, "every comment counted on the post's summaries", func() bool {

@@ -62,6 +62,11 @@ const (
 	// limit of five GetRecords a second a shard.
 	DefaultReadGap   = 200 * time.Millisecond
 	DefaultTailEvery = 500 * time.Millisecond
+	// DefaultAppendGap is the least time between two appends of a
+	// shard's events: each append writes the shard's checkpoint and the
+	// log's head besides its events, so in a burst of writes the events
+	// of a quarter of a second share them.
+	DefaultAppendGap = 250 * time.Millisecond
 	// CheckpointEvery is the most often a shard's checkpoint moves past
 	// records without events, unless Options say otherwise: it stays
 	// near what was read, so a server that takes the shard over reads
@@ -101,6 +106,11 @@ type Options struct {
 	// (DefaultReadGap). Only a stream without DynamoDB Streams' limits,
 	// the embedded engine's, may be read more often.
 	ReadGap time.Duration
+	// AppendGap is the least time between two appends of a shard's
+	// events (DefaultAppendGap): after an append, the shard is read again
+	// once it has passed, so the first write after a quiet spell is
+	// logged at once and those of a burst together.
+	AppendGap time.Duration
 	// CheckpointEvery is the most often a shard's checkpoint moves past
 	// records without events (default CheckpointEvery). A server goes
 	// idle, writing nothing, once its checkpoint has moved past the last
@@ -191,6 +201,9 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	}
 	if opts.ReadGap <= 0 {
 		opts.ReadGap = DefaultReadGap
+	}
+	if opts.AppendGap <= 0 {
+		opts.AppendGap = DefaultAppendGap
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = feedstore.DefaultEventRetention
