@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/storage/feedstore"
 )
@@ -298,8 +299,14 @@ func TestAnAppendPacksItsEvents(t *testing.T) {
 	if _, err := e.store.AppendEvents(cctx, storage.Append{Shard: "s1", Owner: "a", Records: records(4, 1, 3)}); err != nil {
 		t.Fatal(err)
 	}
-	if _, write := counter.Capacity(); write != 12 {
+	// DynamoDB Local reports a transaction's units otherwise.
+	if _, write := counter.Capacity(); dynamotest.Endpoint(t) == "" && write != 12 {
 		t.Errorf("two appends of 2 and 3 small events cost %.1f write units, want 12 (the lease, the head and an item, twice)", write)
+	}
+	items, err := e.client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(e.table), KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :ev)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "EVENTLOG"}, ":ev": &types.AttributeValueMemberS{Value: "EVENT#"}}})
+	if err != nil || len(items.Items) != 2 {
+		t.Errorf("the log's events are in %d items (%v), want 2, an append's each", len(items.Items), err)
 	}
 	all := e.logged()
 	if len(all) != 5 || all[2].ID != records(4, 1, 3)[0].Events[0].ID {
@@ -320,7 +327,7 @@ func TestAnAppendPacksItsEvents(t *testing.T) {
 	}
 	e.consistent()
 	// An item of one event, as written before packing, reads as it did.
-	_, err := e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+	_, err = e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
 		"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"}, "SK": &types.AttributeValueMemberS{Value: "EVENT#00000000000000000006"},
 		"type": &types.AttributeValueMemberS{Value: feedstore.TypeEvent}, "position": &types.AttributeValueMemberN{Value: "6"},
 		"event":     &types.AttributeValueMemberS{Value: `{"id":"evt_old","type":"author.updated"}`},
