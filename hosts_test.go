@@ -23,7 +23,7 @@ type request struct {
 
 // do sends req and returns the status, headers and body of the answer,
 // following no redirect.
-func (req request) do(t *testing.T) (int, http.Header, string) {
+func (req request) do(t testing.TB) (int, http.Header, string) {
 	t.Helper()
 	method := req.method
 	if method == "" {

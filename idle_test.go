@@ -122,7 +122,7 @@ func TestAnIdleServerWritesNothing(t *testing.T) {
 
 // dynamoDBRequests returns the DynamoDB requests the server at metricsURL
 // reports, by operation, whatever their outcome.
-func dynamoDBRequests(t *testing.T, metricsURL string) map[string]int {
+func dynamoDBRequests(t testing.TB, metricsURL string) map[string]int {
 	t.Helper()
 	code, body := httpGet(t, metricsURL)
 	if code != http.StatusOK {

@@ -20,7 +20,7 @@ const platformSecret = "a secret of at least thirty-two bytes, for the platform'
 
 // platformToken returns the Authorization header of a token of role for
 // sub, signed with platformSecret by the token command.
-func platformToken(t *testing.T, role, sub string) string {
+func platformToken(t testing.TB, role, sub string) string {
 	t.Helper()
 	var out, errs bytes.Buffer
 	if err := runToken(context.Background(), []string{"-role", role, "-sub", sub}, func(k string) string {
@@ -33,7 +33,7 @@ func platformToken(t *testing.T, role, sub string) string {
 
 // graphQLAt posts query to base's /graphql addressed to host, with the
 // headers, and returns the status and body.
-func graphQLAt(t *testing.T, base, host, query string, headers ...string) (int, string) {
+func graphQLAt(t testing.TB, base, host, query string, headers ...string) (int, string) {
 	t.Helper()
 	b, _ := json.Marshal(map[string]string{"query": query})
 	code, _, body := request{method: http.MethodPost, url: base + "/graphql", host: host, body: string(b), headers: headers}.do(t)

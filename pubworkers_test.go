@@ -28,7 +28,7 @@ import (
 // is; and open, which returns a Store of the default publication on that
 // table while no server runs (the embedded engine's file is one
 // process's) and the function that closes it.
-func platformBackend(t *testing.T) (args []string, env map[string]string, open func() (*storage.Store, func())) {
+func platformBackend(t testing.TB) (args []string, env map[string]string, open func() (*storage.Store, func())) {
 	t.Helper()
 	args = []string{"-port", "0", "-log-format", "json"}
 	env = map[string]string{"JWT_SECRET": platformSecret}
@@ -79,7 +79,7 @@ func pubToken(t *testing.T, role, sub, pub string) string {
 
 // mustGraphQL posts query to host and decodes its data into out (nil:
 // none), failing t on an error.
-func mustGraphQL(t *testing.T, base, host, query string, out any, headers ...string) {
+func mustGraphQL(t testing.TB, base, host, query string, out any, headers ...string) {
 	t.Helper()
 	code, body := graphQLAt(t, base, host, query, headers...)
 	if code != http.StatusOK || errorCode(body) != "" {
@@ -107,7 +107,7 @@ func newPost(t *testing.T, base, host, title, slug string, token string) string 
 // eventually polls cond until it holds, and fails t when it does not
 // within a minute (the retry of a failed delivery comes five seconds
 // after it), saying what and what state says.
-func eventually(t *testing.T, what string, cond func() bool, state func() string) {
+func eventually(t testing.TB, what string, cond func() bool, state func() string) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	for !cond() {

@@ -127,7 +127,7 @@ func TestRunExportsTraces(t *testing.T) {
 	}
 }
 
-func httpGet(t *testing.T, url string) (int, string) {
+func httpGet(t testing.TB, url string) (int, string) {
 	t.Helper()
 	resp, err := http.Get(url)
 	if err != nil {

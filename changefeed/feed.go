@@ -62,11 +62,20 @@ const (
 	// limit of five GetRecords a second a shard.
 	DefaultReadGap   = 200 * time.Millisecond
 	DefaultTailEvery = 500 * time.Millisecond
+	// DefaultAppendGap is the least time between two appends of a
+	// shard's events: each append writes the shard's checkpoint and the
+	// log's head besides its events, so in a burst of writes the events
+	// of a quarter of a second share them.
+	DefaultAppendGap = 250 * time.Millisecond
 	// CheckpointEvery is the most often a shard's checkpoint moves past
 	// records without events, unless Options say otherwise: it stays
 	// near what was read, so a server that takes the shard over reads
 	// little again, and writes at most once a minute a shard for it.
 	CheckpointEvery = time.Minute
+	// DefaultWorkerCheckpointEvery is the most often a worker's
+	// checkpoint moves while events keep coming: each move is a write,
+	// which a comment a second would otherwise pay once a worker.
+	DefaultWorkerCheckpointEvery = 10 * time.Second
 )
 
 // Options configure a Feed. Zero values take the defaults.
@@ -97,11 +106,24 @@ type Options struct {
 	// (DefaultReadGap). Only a stream without DynamoDB Streams' limits,
 	// the embedded engine's, may be read more often.
 	ReadGap time.Duration
+	// AppendGap is the least time between two appends of a shard's
+	// events (DefaultAppendGap): after an append, the shard is read again
+	// once it has passed, so the first write after a quiet spell is
+	// logged at once and those of a burst together.
+	AppendGap time.Duration
 	// CheckpointEvery is the most often a shard's checkpoint moves past
 	// records without events (default CheckpointEvery). A server goes
 	// idle, writing nothing, once its checkpoint has moved past the last
 	// such record: within CheckpointEvery of the last write.
 	CheckpointEvery time.Duration
+	// WorkerCheckpointEvery is the most often a worker's checkpoint
+	// moves while events keep coming (DefaultWorkerCheckpointEvery);
+	// once the log has been quiet for a second, or for
+	// WorkerCheckpointEvery when that is shorter, it moves to what the
+	// worker has done, and when the worker stops. A server that takes
+	// the lease over after a crash gives the events since to Events
+	// again, as it does those a Hold kept back.
+	WorkerCheckpointEvery time.Duration
 	// Logger gets the feed's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// NoShards makes this server read no shard of the stream: something
@@ -180,11 +202,17 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	if opts.ReadGap <= 0 {
 		opts.ReadGap = DefaultReadGap
 	}
+	if opts.AppendGap <= 0 {
+		opts.AppendGap = DefaultAppendGap
+	}
 	if opts.Retention <= 0 {
 		opts.Retention = feedstore.DefaultEventRetention
 	}
 	if opts.CheckpointEvery <= 0 {
 		opts.CheckpointEvery = CheckpointEvery
+	}
+	if opts.WorkerCheckpointEvery <= 0 {
+		opts.WorkerCheckpointEvery = DefaultWorkerCheckpointEvery
 	}
 	f := &Feed{store: store, streams: streams, opts: opts, paths: frontend.DefaultPaths,
 		log: opts.Logger, subs: map[int]func([]storage.LoggedEvent){}}

@@ -135,9 +135,13 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 	}
 	r := &logReader{store: f.store, log: f.log.With("worker", w.Name), pos: l.Position}
 	// saved is the checkpoint as stored: r.pos, or before it where Hold
-	// keeps it.
+	// keeps it, or where the worker was when it last moved while events
+	// kept coming; moved is when it last moved, lastEvents when the
+	// worker last got events.
 	saved := l.Position
-	checkpoint := func(last int64) error {
+	var moved, lastEvents time.Time
+	quiet := min(time.Second, f.opts.WorkerCheckpointEvery)
+	checkpoint := func(ctx context.Context, last int64) error {
 		pos := last
 		if w.Hold != nil {
 			pos = min(w.Hold(last), last)
@@ -148,23 +152,36 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 		if err := f.store.Feed().CheckpointWorker(ctx, feedstore.WorkerLease(w.Name), f.opts.Owner, pos); err != nil {
 			return err
 		}
-		saved = pos
+		saved, moved = pos, time.Now()
 		return nil
 	}
+	// The worker's last checkpoint, when it stops with its lease held.
+	defer func() {
+		if r.pos > saved && !f.abandon {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			if err := checkpoint(ctx, r.pos); err != nil && !errors.Is(err, feedstore.ErrLeaseLost) {
+				f.log.Warn("change feed: worker's last checkpoint", "worker", w.Name, "error", err)
+			}
+		}
+	}()
 	failures := 0
 	for {
 		woken := f.appended.wait()
 		events, err := r.read(ctx)
-		if err == nil && len(events) == 0 && r.pos > saved {
+		if err == nil && len(events) == 0 && r.pos > saved && time.Since(lastEvents) >= quiet {
 			// Quiet: what Hold kept back may have been done since.
-			err = checkpoint(r.pos)
+			err = checkpoint(ctx, r.pos)
 			if errors.Is(err, feedstore.ErrLeaseLost) {
 				return err
 			}
 		}
 		if err == nil && len(events) > 0 {
 			if err = w.Events(ctx, events); err == nil {
-				err = checkpoint(events[len(events)-1].Position)
+				lastEvents = time.Now()
+				if time.Since(moved) >= f.opts.WorkerCheckpointEvery {
+					err = checkpoint(ctx, events[len(events)-1].Position)
+				}
 				if errors.Is(err, feedstore.ErrLeaseLost) {
 					return err
 				}

@@ -32,12 +32,14 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l feedstore.Lease)
 	if err != nil {
 		return err
 	}
-	last := time.Time{}
+	// last is when the shard was last read, appended when its events
+	// were last appended.
+	var last, appended time.Time
 	// behind is the last record without events read past the checkpoint
 	// ("" for none), moved is when the checkpoint last moved.
 	behind, moved := "", time.Now()
 	for {
-		if wait := f.opts.ReadGap - time.Since(last); wait > 0 && !sleep(ctx, wait) {
+		if wait := max(f.opts.ReadGap-time.Since(last), f.opts.AppendGap-time.Since(appended)); wait > 0 && !sleep(ctx, wait) {
 			return nil
 		}
 		last = time.Now()
@@ -84,6 +86,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l feedstore.Lease)
 			})
 			if len(logged) > 0 {
 				f.appended.fire()
+				appended = time.Now()
 			}
 			if err != nil {
 				return err

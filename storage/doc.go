@@ -51,7 +51,7 @@
 //	worker lease             LEASES                     WORKER#<name>                                                (owner, released, position)
 //	server's heartbeat       LEASES                     SERVER#<owner>                                               (leaseUntil, expiresAt)
 //	event log head           EVENTLOG                   HEAD                                                         (seq: the last position)
-//	logged event             EVENTLOG                   EVENT#<20-digit position>                                    (position, event: its JSON, expiresAt TTL)
+//	logged events            EVENTLOG                   EVENT#<20-digit position of the last>                        (position, events: an append's JSON up to 64 KB an item, or event: one, expiresAt TTL)
 //	schedule item            <P>SCHEDULE                <publishedAt>#<postId>                                       GOLIVE / <publishedAt>#<pubId>#<postId>   (postId, at: a scheduled post not yet gone live; GOLIVE is global: schedule_index.go)
 //	webhook                  <P>WEBHOOKS                WEBHOOK#<id>                                                 (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
 //	webhooks' count          <P>WEBHOOKS                COUNT                                                        (count, at most 100 and the quota; webhooksMax: the publication's own quota, 0 no bound; quotas.go)

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/storage/feedstore"
 )
@@ -252,8 +253,11 @@ func TestCheckFindsABrokenEventLog(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	e.take(feedstore.ShardLease("s1"), "a")
-	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 4, 1)}); err != nil {
-		t.Fatal(err)
+	// One append an event: an item each.
+	for i := 1; i <= 4; i++ {
+		if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(i, 1, 1)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	e.consistent()
 	del := func(sk string) {
@@ -278,4 +282,61 @@ func TestCheckFindsABrokenEventLog(t *testing.T) {
 	// them: no gap is an inconsistency.
 	e.clock.Advance(feedstore.DefaultEventRetention + time.Minute)
 	e.consistent()
+}
+
+// TestAnAppendPacksItsEvents: the events of one append share items, so
+// an append of three small events writes the lease, the head and one item
+// (2 write units each in a transaction); a reader gets each at its
+// position, from the middle of an item too, no more than it asked for.
+func TestAnAppendPacksItsEvents(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.take(feedstore.ShardLease("s1"), "a")
+	cctx, counter := storage.WithRequestCounter(ctx)
+	if _, err := e.store.AppendEvents(cctx, storage.Append{Shard: "s1", Owner: "a", Records: append(records(1, 2, 1), records(3, 1, 0)...)}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.AppendEvents(cctx, storage.Append{Shard: "s1", Owner: "a", Records: records(4, 1, 3)}); err != nil {
+		t.Fatal(err)
+	}
+	// DynamoDB Local reports a transaction's units otherwise.
+	if _, write := counter.Capacity(); dynamotest.Endpoint(t) == "" && write != 12 {
+		t.Errorf("two appends of 2 and 3 small events cost %.1f write units, want 12 (the lease, the head and an item, twice)", write)
+	}
+	items, err := e.client.Query(ctx, &dynamodb.QueryInput{TableName: aws.String(e.table), KeyConditionExpression: aws.String("PK = :pk AND begins_with(SK, :ev)"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "EVENTLOG"}, ":ev": &types.AttributeValueMemberS{Value: "EVENT#"}}})
+	if err != nil || len(items.Items) != 2 {
+		t.Errorf("the log's events are in %d items (%v), want 2, an append's each", len(items.Items), err)
+	}
+	all := e.logged()
+	if len(all) != 5 || all[2].ID != records(4, 1, 3)[0].Events[0].ID {
+		t.Fatalf("the log holds %v", all)
+	}
+	for after, want := range map[int64][]int64{0: {1, 2, 3}, 1: {2, 3, 4}, 3: {4, 5}, 4: {5}, 5: nil} {
+		got, err := e.store.EventsAfter(ctx, after, 3)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var positions []int64
+		for _, ev := range got {
+			positions = append(positions, ev.Position)
+		}
+		if !slices.Equal(positions, want) {
+			t.Errorf("EventsAfter(%d, 3) at %v, want %v", after, positions, want)
+		}
+	}
+	e.consistent()
+	// An item of one event, as written before packing, reads as it did.
+	_, err = e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: map[string]types.AttributeValue{
+		"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"}, "SK": &types.AttributeValueMemberS{Value: "EVENT#00000000000000000006"},
+		"type": &types.AttributeValueMemberS{Value: feedstore.TypeEvent}, "position": &types.AttributeValueMemberN{Value: "6"},
+		"event":     &types.AttributeValueMemberS{Value: `{"id":"evt_old","type":"author.updated"}`},
+		"expiresAt": &types.AttributeValueMemberN{Value: "4102444800"},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.store.EventsAfter(ctx, 5, 3); err != nil || len(got) != 1 || got[0].Position != 6 || got[0].ID != "evt_old" {
+		t.Errorf("EventsAfter(5) of an item of one event = %+v, %v", got, err)
+	}
 }

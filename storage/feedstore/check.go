@@ -95,19 +95,33 @@ func (f *Items) Check(now int64, badf func(string, ...any)) {
 		badf("the event log has %d events and no head", len(f.events))
 	}
 	slices.SortFunc(f.events, func(a, b eventItem) int { return cmp.Compare(a.Position, b.Position) })
+	// The events, each at its position with its item's TTL.
+	type logged struct {
+		Logged
+		expiresAt int64
+	}
+	var events []logged
+	for _, it := range f.events {
+		if k := eventKey(it.Position); it.PK != k.PK || it.SK != k.SK || it.Position < int64(max(1, len(it.Events))) {
+			badf("event item %s/%s has position %d", it.PK, it.SK, it.Position)
+		}
+		if it.ExpiresAt <= 0 {
+			badf("event item at %d has no expiresAt (TTL)", it.Position)
+		}
+		for _, e := range it.logged() {
+			events = append(events, logged{e, it.ExpiresAt})
+		}
+	}
 	ids := map[string]int64{}
-	for i, e := range f.events {
-		if k := eventKey(e.Position); e.PK != k.PK || e.SK != k.SK || e.Position < 1 {
-			badf("event %s/%s has position %d", e.PK, e.SK, e.Position)
+	for i, e := range events {
+		if i > 0 && e.Position <= events[i-1].Position {
+			badf("the event log holds position %d twice", e.Position)
 		}
 		if e.Position > head {
 			badf("event at %d is past the event log's head %d", e.Position, head)
 		}
-		if e.ExpiresAt <= 0 {
-			badf("event at %d has no expiresAt (TTL)", e.Position)
-		}
 		var ev struct{ ID, Type string }
-		if err := json.Unmarshal([]byte(e.Event), &ev); err != nil || ev.ID == "" || ev.Type == "" {
+		if err := json.Unmarshal(e.Event, &ev); err != nil || ev.ID == "" || ev.Type == "" {
 			badf("event at %d does not decode into an event: %v", e.Position, err)
 		} else if at, dup := ids[ev.ID]; dup {
 			badf("event %s is logged at %d and %d", ev.ID, at, e.Position)
@@ -115,10 +129,10 @@ func (f *Items) Check(now int64, badf func(string, ...any)) {
 			ids[ev.ID] = e.Position
 		}
 		next := head + 1
-		if i+1 < len(f.events) {
-			next = f.events[i+1].Position
+		if i+1 < len(events) {
+			next = events[i+1].Position
 		}
-		if next > e.Position+1 && e.ExpiresAt > now {
+		if next > e.Position+1 && e.expiresAt > now {
 			badf("the event log misses positions %d to %d", e.Position+1, next-1)
 		}
 	}

@@ -32,10 +32,11 @@
 // AppendEvents writes a batch of a shard's records in one
 // TransactWriteItems: the lease's checkpoint update (condition: owner),
 // the head's update from seq to seq+n (condition: seq as read) and the n
-// events at seq+1..seq+n. So positions are dense and committed in order,
+// events at seq+1..seq+n, packed into items of up to 64 KB of JSON (a
+// write bills each item's kilobytes, not a unit an event). So positions are dense and committed in order,
 // and a record's events enter the log exactly once: a takeover reads on
 // from the checkpoint the same transaction moved. A batch past one
-// transaction's 100 actions or 4 MB is cut into several, between records;
+// transaction's 98 events or 3 MB is cut into several, between records;
 // a batch without events only moves the checkpoint; when another shard's
 // holder moved the head first, the transaction is built again on the new
 // head, which the cancellation returns (the store tries the highest

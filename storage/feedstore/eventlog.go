@@ -18,8 +18,13 @@ import (
 
 // The event log: the change feed's events in one order that every server
 // reads (partition EVENTLOG). The head item (SK HEAD) holds seq, the last
-// position used; each event is an item at SK EVENT#<20-digit position>
-// with its JSON and a TTL (expiresAt) of the retention.
+// position used. The events of an append are packed, in order, into items
+// of at most packBytes of JSON, each at SK EVENT#<20-digit position of its
+// last event> with the events' JSON (events; position - len(events) + 1
+// is the first one's) and a TTL (expiresAt) of the retention: a write
+// bills each item's size in 1 KB units, doubled in a transaction, so
+// events of under a kilobyte each cost a unit less apiece once packed.
+// An item of one event written before packing holds its JSON in event.
 //
 // Invariants:
 //   - positions are dense and committed in order: a batch is appended in
@@ -60,6 +65,9 @@ const (
 	maxEventsPerAppend = 98
 	maxAppendBytes     = 3 << 20
 	maxAppendAttempts  = 30
+	// packBytes is the most JSON an item of the log packs (an item takes
+	// 400 KB); an event longer has an item of its own.
+	packBytes = 64 << 10
 )
 
 // Record is the events of one stream record, each as its JSON, in
@@ -94,12 +102,29 @@ type Append struct {
 }
 
 type eventItem struct {
-	PK        string `dynamodbav:"PK"`
-	SK        string `dynamodbav:"SK"`
-	Type      string `dynamodbav:"type"`
-	Position  int64  `dynamodbav:"position"`
-	Event     string `dynamodbav:"event"` // the event's JSON, as appended
-	ExpiresAt int64  `dynamodbav:"expiresAt"`
+	PK   string `dynamodbav:"PK"`
+	SK   string `dynamodbav:"SK"`
+	Type string `dynamodbav:"type"`
+	// Position is the last event's.
+	Position int64 `dynamodbav:"position"`
+	// Events are the events' JSON, as appended, in order; Event the one
+	// event of an item written before packing.
+	Events    []string `dynamodbav:"events,omitempty"`
+	Event     string   `dynamodbav:"event,omitempty"`
+	ExpiresAt int64    `dynamodbav:"expiresAt"`
+}
+
+// logged returns the events it holds at their positions.
+func (it *eventItem) logged() []Logged {
+	if it.Events == nil {
+		return []Logged{{Position: it.Position, Event: json.RawMessage(it.Event)}}
+	}
+	out := make([]Logged, len(it.Events))
+	first := it.Position - int64(len(it.Events)) + 1
+	for i, e := range it.Events {
+		out[i] = Logged{Position: first + int64(i), Event: json.RawMessage(e)}
+	}
+	return out
 }
 
 type eventHeadItem struct {
@@ -261,17 +286,30 @@ func (s *Store) appendTxn(a Append, g []Record, finished bool, head int64) (*dyn
 	}
 	expires := s.Now().Add(a.Retention).Unix()
 	logged := make([]Logged, 0, n)
-	pos := head
+	var pack []string
+	size := 0
+	put := func() error {
+		if len(pack) == 0 {
+			return nil
+		}
+		k := eventKey(head + int64(len(logged)))
+		err := t.Put(eventItem{PK: k.PK, SK: k.SK, Type: TypeEvent, Position: head + int64(len(logged)), Events: pack, ExpiresAt: expires}, nil, nil)
+		pack, size = nil, 0
+		return err
+	}
 	for _, r := range g {
 		for _, raw := range r.Events {
-			pos++
-			k := eventKey(pos)
-			it := eventItem{PK: k.PK, SK: k.SK, Type: TypeEvent, Position: pos, Event: string(raw), ExpiresAt: expires}
-			if err := t.Put(it, nil, nil); err != nil {
-				return nil, nil, err
+			if size > 0 && size+len(raw) > packBytes {
+				if err := put(); err != nil {
+					return nil, nil, err
+				}
 			}
-			logged = append(logged, Logged{Position: pos, Event: raw})
+			pack, size = append(pack, string(raw)), size+len(raw)
+			logged = append(logged, Logged{Position: head + int64(len(logged)) + 1, Event: raw})
 		}
+	}
+	if err := put(); err != nil {
+		return nil, nil, err
 	}
 	t.ReturnOld()
 	return t, logged, nil
@@ -352,22 +390,18 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 	}
 	events := make([]Logged, 0, len(out.Items))
 	for _, av := range out.Items {
-		e, err := decodeEvent(av)
-		if err != nil {
-			return events, err
+		var it eventItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return events, fmt.Errorf("decode event item: %w", err)
 		}
-		events = append(events, e)
+		for _, e := range it.logged() {
+			if e.Position > after && len(events) < limit {
+				events = append(events, e)
+			}
+		}
 	}
 	if len(events) > 0 {
 		s.sawPosition(events[len(events)-1].Position)
 	}
 	return events, nil
-}
-
-func decodeEvent(av item) (Logged, error) {
-	var it eventItem
-	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return Logged{}, fmt.Errorf("decode event item: %w", err)
-	}
-	return Logged{Position: it.Position, Event: json.RawMessage(it.Event)}, nil
 }

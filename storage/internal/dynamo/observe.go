@@ -67,6 +67,14 @@ func returnCapacity(params any) any {
 		c := *in
 		c.ReturnConsumedCapacity = total
 		return &c
+	case *dynamodb.PutItemInput:
+		c := *in
+		c.ReturnConsumedCapacity = total
+		return &c
+	case *dynamodb.DeleteItemInput:
+		c := *in
+		c.ReturnConsumedCapacity = total
+		return &c
 	case *dynamodb.UpdateItemInput:
 		c := *in
 		c.ReturnConsumedCapacity = total
@@ -95,6 +103,10 @@ func consumedCapacity(result any) float64 {
 	case *dynamodb.QueryOutput:
 		list = one(out.ConsumedCapacity)
 	case *dynamodb.ScanOutput:
+		list = one(out.ConsumedCapacity)
+	case *dynamodb.PutItemOutput:
+		list = one(out.ConsumedCapacity)
+	case *dynamodb.DeleteItemOutput:
 		list = one(out.ConsumedCapacity)
 	case *dynamodb.UpdateItemOutput:
 		list = one(out.ConsumedCapacity)

@@ -1,0 +1,72 @@
+package changefeed
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
+)
+
+// TestAWorkerCheckpointsOnceAWhileWhileEventsKeepComing: a worker's
+// checkpoint is a write, so while events keep coming it moves at most
+// once a WorkerCheckpointEvery, not once a batch; once the log is quiet
+// it moves to the last event done, and a worker that stops moves it
+// there too.
+func TestAWorkerCheckpointsOnceAWhileWhileEventsKeepComing(t *testing.T) {
+	e := newEnv(t)
+	f := e.feed("a")
+	// Exclusive: no heartbeat, so the only UpdateItem is the checkpoint.
+	f.opts.Exclusive = true
+	f.opts.WorkerCheckpointEvery = time.Hour
+	took := make(chan int64, 1000)
+	f.AddWorker(Worker{Name: "busy", Events: func(_ context.Context, events []storage.LoggedEvent) error {
+		took <- events[len(events)-1].Position
+		return nil
+	}})
+	ctx, counter := storage.WithRequestCounter(context.Background())
+	stop := e.runIn(ctx, f)
+	position := func() int64 {
+		leases, err := e.store.Feed().Leases(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range leases {
+			if l.Name == feedstore.WorkerLease("busy") {
+				return l.Position
+			}
+		}
+		return -1
+	}
+	last := int64(0)
+	// next writes an event and waits until the worker took it.
+	next := func() {
+		t.Helper()
+		e.write(1)
+		for want := last + 1; last < want; {
+			select {
+			case last = <-took:
+			case <-time.After(30 * time.Second):
+				t.Fatalf("the worker took no event after %d in 30 s", last)
+			}
+		}
+	}
+	next()
+	e.eventually("the first event's checkpoint", func() bool { return position() == 1 })
+	before := counter.ByOperation()["UpdateItem"]
+	const batches = 20
+	for range batches {
+		next()
+	}
+	// Only a stall of a second between two events lets it move.
+	if n := counter.ByOperation()["UpdateItem"] - before; n > 3 {
+		t.Errorf("the checkpoint moved %d times while %d batches came one after another, want once an hour (and when the log is quiet for a second)", n, batches)
+	}
+	e.eventually("the checkpoint at the last event once the log is quiet", func() bool { return position() == batches+1 })
+	next()
+	stop()
+	if p := position(); p != batches+2 {
+		t.Errorf("the checkpoint of the stopped worker is at %d, want %d", p, batches+2)
+	}
+}
