@@ -6,8 +6,8 @@ import (
 	"strings"
 
 	"github.com/blogql/blog/auth"
-	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph"
 )
 
 // A suspended publication's hosts (storage.PublicationSuspended). The
