@@ -35,7 +35,9 @@ func TestSuspendedPublication(t *testing.T) {
 	notes, mae := demo.NotesHost+":"+port(t, base), pubToken(t, "owner", demo.NotesOwner, demo.NotesSlug)
 	ops, admin := platformToken(t, "platform", "ops"), platformToken(t, "admin", "ops")
 
-	var pub struct{ Publication struct{ ID, Title, Status string } }
+	var pub struct {
+		Publication struct{ ID, Title, Status string }
+	}
 	mustGraphQL(t, base, "localhost", fmt.Sprintf(`{ publication(slug: %q) { id title status } }`, demo.NotesSlug), &pub)
 	id := pub.Publication.ID
 	mustGraphQL(t, base, notes, fmt.Sprintf(`mutation { createWebhook(input: {url: %q, events: ["post.published"]}) { secret } }`, receiver.URL+"/b"), nil, mae)
