@@ -23,7 +23,9 @@ func suspendedAnswer(code int, body string) bool {
 // 403, publication(slug:) too, while the default publication (A) is
 // served as before and a platform admin still reads B. A post of B
 // scheduled to go live while B is suspended waits, and goes live once B
-// is active again: its webhook delivery is made then, once. Only
+// is active again, and a staff event a platform admin's write logged
+// while B was suspended waits in the outbox: each webhook delivery is
+// made then, once. Only
 // platform admins set a status; bad input changes nothing.
 func TestSuspendedPublication(t *testing.T) {
 	args, env, _ := platformBackend(t)
@@ -40,7 +42,8 @@ func TestSuspendedPublication(t *testing.T) {
 	}
 	mustGraphQL(t, base, "localhost", fmt.Sprintf(`{ publication(slug: %q) { id title status } }`, demo.NotesSlug), &pub)
 	id := pub.Publication.ID
-	mustGraphQL(t, base, notes, fmt.Sprintf(`mutation { createWebhook(input: {url: %q, events: ["post.published"]}) { secret } }`, receiver.URL+"/b"), nil, mae)
+	mustGraphQL(t, base, notes, fmt.Sprintf(`mutation { createWebhook(input: {url: %q, events: ["post.published", "publication.member.added"]}) { secret } }`, receiver.URL+"/b"), nil, mae)
+	mustGraphQL(t, base, "localhost", fmt.Sprintf(`mutation { createWebhook(input: {url: %q, events: ["publication.member.added"]}) { secret } }`, receiver.URL+"/a"), nil, admin)
 	var made struct {
 		CreatePost struct{ Post struct{ ID string } }
 	}
@@ -48,6 +51,16 @@ func TestSuspendedPublication(t *testing.T) {
 	goLive := time.Now().Add(3 * time.Second).UTC()
 	mustGraphQL(t, base, notes, fmt.Sprintf(`mutation { publishPost(input: {id: %q, at: %q}) { post { id } } }`, made.CreatePost.Post.ID, goLive.Format(time.RFC3339Nano)), nil, mae)
 
+	// yan returns B's webhook's deliveries of yan's membership.
+	yan := func() []delivery {
+		var out []delivery
+		for _, d := range hooks.deliveries("/b", "") {
+			if strings.Contains(d.body, `"accountId":"yan"`) {
+				out = append(out, d)
+			}
+		}
+		return out
+	}
 	setStatus := func(status, token string) (int, string) {
 		return graphQLAt(t, base, "localhost", fmt.Sprintf(`mutation { setPublicationStatus(input: {id: %q, status: %s}) { publication { status } } }`, id, status), token)
 	}
@@ -152,6 +165,17 @@ func TestSuspendedPublication(t *testing.T) {
 		}
 	})
 
+	t.Run("a webhook delivery of an event logged while suspended waits", func(t *testing.T) {
+		mustGraphQL(t, base, "localhost", fmt.Sprintf(`mutation { addPublicationMember(input: {publication: %q, account: "yan", role: AUTHOR}) { member { account } } }`, id), nil, ops)
+		// A's own event, logged after B's: once A's webhook has it, the
+		// worker has passed B's.
+		mustGraphQL(t, base, "localhost", `mutation { addPublicationMember(input: {publication: "default", account: "yan", role: CONTRIBUTOR}) { member { account } } }`, nil, admin)
+		eventually(t, "A's staff event", func() bool { return len(hooks.deliveries("/a", "")) > 0 }, hooks.String)
+		if d := yan(); len(d) > 0 {
+			t.Errorf("B's staff event delivered while suspended: %+v", d)
+		}
+	})
+
 	t.Run("active again: served, and the post goes live with its delivery, once", func(t *testing.T) {
 		if code, body := setStatus("ACTIVE", ops); code != http.StatusOK || !strings.Contains(body, `"status":"ACTIVE"`) {
 			t.Fatalf("reactivate = %d %s", code, body)
@@ -169,8 +193,12 @@ func TestSuspendedPublication(t *testing.T) {
 			t.Errorf("B's sitemap = %d", code)
 		}
 		eventually(t, "the post's webhook delivery", func() bool { return len(hooks.deliveries("/b", "after-the-thaw")) > 0 }, hooks.String)
+		eventually(t, "B's staff event delivered", func() bool { return len(yan()) > 0 }, hooks.String)
 		if d := hooks.deliveries("/b", "after-the-thaw"); len(d) != 1 {
-			t.Errorf("deliveries = %+v, want one", d)
+			t.Errorf("deliveries of the post = %+v, want one", d)
+		}
+		if d := yan(); len(d) != 1 || d[0].typ != "publication.member.added" || d[0].status != http.StatusOK {
+			t.Errorf("deliveries of the staff event = %+v, want one", d)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -29,6 +30,21 @@ const PublicationSuspended = "suspended"
 
 // Suspended reports whether the publication is suspended.
 func (p *Publication) Suspended() bool { return p.Status == PublicationSuspended }
+
+// Suspended reports whether the Store's publication is suspended: one
+// strongly consistent GetItem of its directory item. A publication
+// missing from the directory (the default one before its first start) is
+// not. It returns the error of the read.
+func (s *Store) Suspended(ctx context.Context) (bool, error) {
+	it, err := s.publicationItem(ctx, s.ks.ID(), true)
+	if errors.Is(err, ErrNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return it.publication().Suspended(), nil
+}
 
 // SetPublicationStatus gives the publication id the status (PublicationActive
 // or PublicationSuspended) and returns it: one strongly consistent

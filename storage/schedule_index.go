@@ -81,7 +81,7 @@ func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem, suspended ma
 	}
 	paused, read := suspended[pub]
 	if !read {
-		if paused, err = in.suspended(ctx); err != nil {
+		if paused, err = in.Suspended(ctx); err != nil {
 			return false, err
 		}
 		suspended[pub] = paused
@@ -90,21 +90,6 @@ func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem, suspended ma
 		return false, nil
 	}
 	return in.goLive(ctx, it)
-}
-
-// suspended reports whether the Store's publication is suspended: one
-// strongly consistent GetItem of its directory item. A publication
-// missing from the directory (the default one before its first start) is
-// not.
-func (s *Store) suspended(ctx context.Context) (bool, error) {
-	it, err := s.publicationItem(ctx, s.ks.ID(), true)
-	if errors.Is(err, ErrNotFound) {
-		return false, nil
-	}
-	if err != nil {
-		return false, err
-	}
-	return it.publication().Suspended(), nil
 }
 
 // IndexSchedule puts in the go-live index the schedule items an earlier
@@ -120,7 +105,7 @@ func (s *Store) suspended(ctx context.Context) (bool, error) {
 func (s *Store) IndexSchedule(ctx context.Context) (int, error) {
 	n := 0
 	err := s.inEveryPublication(ctx, "index the schedule", func(p *Store) error {
-		paused, err := p.suspended(ctx)
+		paused, err := p.Suspended(ctx)
 		if err != nil {
 			return err
 		}
