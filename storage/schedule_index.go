@@ -100,8 +100,8 @@ func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem, suspended ma
 // every schedule item still without its GSI1 attributes to the index
 // (one more Query of the partition, and one UpdateItem an item,
 // conditional on the item being there). It returns how many items it
-// added. It is idempotent, and cheap when there is nothing to add: two
-// Queries a publication and one a hundred publications.
+// added. It is idempotent, and cheap when there is nothing to add: a GetItem
+// and two Queries a publication and one Query a hundred publications.
 func (s *Store) IndexSchedule(ctx context.Context) (int, error) {
 	n := 0
 	err := s.inEveryPublication(ctx, "index the schedule", func(p *Store) error {
