@@ -149,6 +149,9 @@ func TestSuspendedPublication(t *testing.T) {
 		if code, body := graphQLAt(t, base, notes, `{ posts(first: 5) { edges { node { slug } } } }`, ops); code != http.StatusOK || errorCode(body) != "" {
 			t.Errorf("a platform admin reading B = %d %s", code, body)
 		}
+		if code, h, body := (request{url: base + "/members.csv", host: notes, headers: []string{ops}}).do(t); code != http.StatusOK || !strings.HasPrefix(h.Get("Content-Type"), "text/csv") {
+			t.Errorf("a platform admin exporting B's members = %d %q %.200s", code, h.Get("Content-Type"), body)
+		}
 		var st struct{ Publication struct{ Status string } }
 		mustGraphQL(t, base, "localhost", fmt.Sprintf(`{ publication(slug: %q) { status } }`, demo.NotesSlug), &st, ops)
 		if st.Publication.Status != "SUSPENDED" {
