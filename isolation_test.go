@@ -278,6 +278,8 @@ func isoMutations(a, b *isoSide) []isoOp {
 		op("mergeTags", fmt.Sprintf(`mergeTags(input: {from: %q, into: "taken"}) { tag { slug } }`, a.tagSlug)),
 		op("addPublicationHost", fmt.Sprintf(`addPublicationHost(input: {id: %q, host: "taken.example"}) { publication { id } }`, a.slug)),
 		op("removePublicationHost", fmt.Sprintf(`removePublicationHost(input: {id: %q, host: %q}) { publication { id } }`, a.slug, a.host)),
+		op("setPublicationStatus", fmt.Sprintf(`setPublicationStatus(input: {id: %q, status: SUSPENDED}) { __typename }`, a.slug)),
+		op("updatePublication", fmt.Sprintf(`updatePublication(input: {id: %q, title: "Taken"}) { __typename }`, a.slug)),
 		op("setPublicationLimits", fmt.Sprintf(`setPublicationLimits(input: {id: %q, posts: 1}) { __typename }`, a.slug)),
 		op("addPublicationMember", fmt.Sprintf(`addPublicationMember(input: {publication: %q, account: "taken", role: ADMIN}) { __typename }`, a.slug)),
 		op("changePublicationMemberRole", fmt.Sprintf(`changePublicationMemberRole(input: {publication: %q, account: %q, role: CONTRIBUTOR}) { __typename }`, a.slug, a.writer)),

@@ -108,7 +108,27 @@ func (w *publicationWorkers) newHooks(cfg *config, st *storage.Store) *webhooks.
 	opts := cfg.webhookOptions(w.log)
 	pub := st.Publication()
 	opts.Pending = func(next time.Time) { w.retries.note(pub, next) }
+	if pub != storage.DefaultPublication {
+		// The default publication cannot be suspended.
+		opts.Paused = st.Suspended
+	}
 	return webhooks.New(st, opts)
+}
+
+// handleHooks hands events of one publication to its webhooks service s,
+// then, when they hold a publication.updated (a suspended publication
+// made active again among them), looks when its next delivery is due, so
+// the deliveries that waited are made (retries.look: one Query).
+func (w *publicationWorkers) handleHooks(s *webhooks.Service, ctx context.Context, events []storage.LoggedEvent) error {
+	if err := s.HandleEvents(ctx, events); err != nil {
+		return err
+	}
+	for _, e := range events {
+		if e.Type == storage.EventPublicationUpdated {
+			return w.retries.look(ctx, cmp.Or(e.Publication, storage.DefaultPublication))
+		}
+	}
+	return nil
 }
 
 // publicationLetters returns the newsletter of the publication of st, on
@@ -133,7 +153,9 @@ func (w *publicationWorkers) workers() []changefeed.Worker {
 		// Deliveries: what the log brings, and every second the retries
 		// of the publications that have some due. The checkpoint stays
 		// before the events whose first attempts are still queued.
-		{Name: "webhooks", Events: byPublication(w, w.hooks, (*webhooks.Service).HandleEvents), Tick: w.retries.tick, Every: time.Second, Hold: w.hooks.hold},
+		// A suspended publication's deliveries wait in the outbox
+		// (webhooks.Options.Paused) until its publication.updated.
+		{Name: "webhooks", Events: byPublication(w, w.hooks, w.handleHooks), Tick: w.retries.tick, Every: time.Second, Hold: w.hooks.hold},
 		// Comment counts onto the posts' summaries (storage/countsync.go).
 		{Name: "counts", Events: byPublication(w, w.counts, (*storage.CountSync).Events), Tick: w.counts.tick((*storage.CountSync).Tick), Every: storage.CountSyncTick, Hold: w.counts.hold},
 		// The page indexes of numbered pages (storage/pagesync.go).
@@ -353,7 +375,8 @@ func (r *retries) note(pub string, at time.Time) {
 // tick is the webhooks worker's Tick: on a new lease it scans the
 // directory; then, for each publication with a delivery due, it claims
 // the due ones (webhooks.Service.RetryDue) and looks when the next is
-// due. A publication whose look fails is looked at again a second later.
+// due. A publication whose look fails is looked at again a second later;
+// a suspended one's, whose deliveries wait, at its next publication.updated.
 func (r *retries) tick(ctx context.Context) error {
 	r.mu.Lock()
 	scanned := r.lease == ctx.Done()
@@ -382,6 +405,11 @@ func (r *retries) tick(ctx context.Context) error {
 		err := r.hooks.use(ctx, pub, func(s *webhooks.Service) error { return s.RetryDue(ctx) })
 		if err == nil {
 			err = r.look(ctx, pub)
+		}
+		if errors.Is(err, webhooks.ErrPaused) {
+			// Suspended: looked at again at its publication.updated
+			// (handleHooks), not every second.
+			continue
 		}
 		if err != nil && !errors.Is(err, errBadPublication) {
 			r.note(pub, now.Add(time.Second))

@@ -93,7 +93,8 @@ func defaultHosts(cfg *config) []string {
 // renditions and uploads, its views (the server's counter, flushing into
 // it), its readers' sign-in (links to its hosts; a session made there is
 // refused elsewhere) and members, the members' and readers' exports and
-// the newsletter's unsubscribe links.
+// the newsletter's unsubscribe links. A suspended publication's site
+// serves platform admins only (suspendedSite).
 func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) (http.Handler, error) {
 	pub, err := a.store.CurrentPublication(ctx, id)
 	if err != nil {
@@ -131,6 +132,9 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	if cfg.playgroundOn() {
 		// Without the default publication's development token.
 		playground.Mount(mux, cfg.playgroundDirs(), nil, logger)
+	}
+	if pub.Suspended() {
+		return suspendedSite(mux, a.verifier), nil
 	}
 	return mux, nil
 }

@@ -43,6 +43,10 @@ const (
 	// its first search index.
 	CodeSlowQuery     = "SLOW_QUERY"
 	CodeIndexBuilding = "INDEX_BUILDING"
+
+	// CodePublicationSuspended is a request for a publication a platform
+	// admin suspended (storage.PublicationSuspended), by anyone else.
+	CodePublicationSuspended = "PUBLICATION_SUSPENDED"
 )
 
 // internalMessage is all a client learns about an unexpected error; the
@@ -58,6 +62,7 @@ var errorCodes = []struct {
 	extend func(err error, ext map[string]any)
 }{
 	{storage.ErrNotFound, CodeNotFound, nil},
+	{storage.ErrPublicationSuspended, CodePublicationSuspended, nil},
 	{storage.ErrInvalidInput, CodeBadUserInput, validationField},
 	{storage.ErrVersionConflict, CodeConflict, currentVersion},
 	{storage.ErrSlugTaken, CodeConflict, reason("SLUG_TAKEN")},
@@ -152,7 +157,7 @@ func publicMessage(err, target error) string {
 		err = ge.Err
 	}
 	switch target {
-	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
+	case storage.ErrNotFound, storage.ErrPublicationSuspended, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
 		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrSessionElsewhere, storage.ErrRefreshReused, storage.ErrAccountClosed:
 		return target.Error()
 	}

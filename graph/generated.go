@@ -429,6 +429,7 @@ type ComplexityRoot struct {
 		SetNewsletterSubscription   func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
 		SetPostFeatured             func(childComplexity int, input model.SetPostFeaturedInput) int
 		SetPublicationLimits        func(childComplexity int, input model.SetPublicationLimitsInput) int
+		SetPublicationStatus        func(childComplexity int, input model.SetPublicationStatusInput) int
 		SetReplyNotifications       func(childComplexity int, input model.SetReplyNotificationsInput) int
 		SignOut                     func(childComplexity int, input *model.SignOutInput) int
 		UnlinkPageTranslation       func(childComplexity int, input model.UnlinkPageTranslationInput) int
@@ -442,6 +443,7 @@ type ComplexityRoot struct {
 		UpdateMedia                 func(childComplexity int, input model.UpdateMediaInput) int
 		UpdatePage                  func(childComplexity int, input model.UpdatePageInput) int
 		UpdatePost                  func(childComplexity int, input model.UpdatePostInput) int
+		UpdatePublication           func(childComplexity int, input model.UpdatePublicationInput) int
 		UpdateSeries                func(childComplexity int, input model.UpdateSeriesInput) int
 		UpdateSite                  func(childComplexity int, input model.UpdateSiteInput) int
 		UpdateWebhook               func(childComplexity int, input model.UpdateWebhookInput) int
@@ -856,6 +858,10 @@ type ComplexityRoot struct {
 		Publication func(childComplexity int) int
 	}
 
+	SetPublicationStatusPayload struct {
+		Publication func(childComplexity int) int
+	}
+
 	SetReplyNotificationsPayload struct {
 		Enabled func(childComplexity int) int
 	}
@@ -969,6 +975,10 @@ type ComplexityRoot struct {
 
 	UpdatePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	UpdatePublicationPayload struct {
+		Publication func(childComplexity int) int
 	}
 
 	UpdateSeriesPayload struct {
@@ -1156,6 +1166,8 @@ type MutationResolver interface {
 	CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error)
 	AddPublicationHost(ctx context.Context, input model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error)
 	RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error)
+	SetPublicationStatus(ctx context.Context, input model.SetPublicationStatusInput) (*model.SetPublicationStatusPayload, error)
+	UpdatePublication(ctx context.Context, input model.UpdatePublicationInput) (*model.UpdatePublicationPayload, error)
 	SetPublicationLimits(ctx context.Context, input model.SetPublicationLimitsInput) (*model.SetPublicationLimitsPayload, error)
 	AddPublicationMember(ctx context.Context, input model.AddPublicationMemberInput) (*model.PublicationMemberPayload, error)
 	ChangePublicationMemberRole(ctx context.Context, input model.ChangePublicationMemberRoleInput) (*model.PublicationMemberPayload, error)
@@ -2945,6 +2957,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPublicationLimits(childComplexity, args["input"].(model.SetPublicationLimitsInput)), true
+	case "Mutation.setPublicationStatus":
+		if e.ComplexityRoot.Mutation.SetPublicationStatus == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setPublicationStatus_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetPublicationStatus(childComplexity, args["input"].(model.SetPublicationStatusInput)), true
 	case "Mutation.setReplyNotifications":
 		if e.ComplexityRoot.Mutation.SetReplyNotifications == nil {
 			break
@@ -3088,6 +3111,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePost(childComplexity, args["input"].(model.UpdatePostInput)), true
+	case "Mutation.updatePublication":
+		if e.ComplexityRoot.Mutation.UpdatePublication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updatePublication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdatePublication(childComplexity, args["input"].(model.UpdatePublicationInput)), true
 	case "Mutation.updateSeries":
 		if e.ComplexityRoot.Mutation.UpdateSeries == nil {
 			break
@@ -4812,6 +4846,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetPublicationLimitsPayload.Publication(childComplexity), true
 
+	case "SetPublicationStatusPayload.publication":
+		if e.ComplexityRoot.SetPublicationStatusPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetPublicationStatusPayload.Publication(childComplexity), true
+
 	case "SetReplyNotificationsPayload.enabled":
 		if e.ComplexityRoot.SetReplyNotificationsPayload.Enabled == nil {
 			break
@@ -5197,6 +5238,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePostPayload.Post(childComplexity), true
 
+	case "UpdatePublicationPayload.publication":
+		if e.ComplexityRoot.UpdatePublicationPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePublicationPayload.Publication(childComplexity), true
+
 	case "UpdateSeriesPayload.series":
 		if e.ComplexityRoot.UpdateSeriesPayload.Series == nil {
 			break
@@ -5433,6 +5481,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SetNewsletterSubscriptionInput", ec.unmarshalInputSetNewsletterSubscriptionInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
 			graphql.NewInputUnmarshaler("SetPublicationLimitsInput", ec.unmarshalInputSetPublicationLimitsInput),
+			graphql.NewInputUnmarshaler("SetPublicationStatusInput", ec.unmarshalInputSetPublicationStatusInput),
 			graphql.NewInputUnmarshaler("SetReplyNotificationsInput", ec.unmarshalInputSetReplyNotificationsInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
@@ -5446,6 +5495,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("UpdateMediaInput", ec.unmarshalInputUpdateMediaInput),
 			graphql.NewInputUnmarshaler("UpdatePageInput", ec.unmarshalInputUpdatePageInput),
 			graphql.NewInputUnmarshaler("UpdatePostInput", ec.unmarshalInputUpdatePostInput),
+			graphql.NewInputUnmarshaler("UpdatePublicationInput", ec.unmarshalInputUpdatePublicationInput),
 			graphql.NewInputUnmarshaler("UpdateSeriesInput", ec.unmarshalInputUpdateSeriesInput),
 			graphql.NewInputUnmarshaler("UpdateSiteInput", ec.unmarshalInputUpdateSiteInput),
 			graphql.NewInputUnmarshaler("UpdateWebhookInput", ec.unmarshalInputUpdateWebhookInput),
@@ -9125,7 +9175,7 @@ type Publication {
   title: String!
   "The domain names the publication is served at, in the order they were added; empty for a publication served only at the platform's default hosts."
   hosts: [String!]!
-  "Whether the publication is served."
+  "Whether the publication is served: ACTIVE, or SUSPENDED by a platform admin (` + "`" + `setPublicationStatus` + "`" + `)."
   status: PublicationStatus!
   "When the publication was created."
   createdAt: DateTime!
@@ -9139,6 +9189,16 @@ Whether a publication is served.
 enum PublicationStatus {
   "The publication is served at its hosts."
   ACTIVE
+  """
+  A platform admin stopped serving the publication. Its hosts answer
+  GraphQL with PUBLICATION_SUSPENDED and no data, and every other route
+  (feeds, sitemap, robots.txt, media, exports) with HTTP 403, to everyone
+  but platform admins; ` + "`" + `publication(slug:)` + "`" + ` and ` + "`" + `publication(host:)` + "`" + ` answer
+  PUBLICATION_SUSPENDED too. Its staff's writes are refused with
+  PUBLICATION_SUSPENDED. Its webhook deliveries and scheduled posts wait
+  and resume, none lost or sent twice, once it is ACTIVE again.
+  """
+  SUSPENDED
 }
 
 """
@@ -9221,8 +9281,44 @@ type RemovePublicationHostPayload {
   publication: Publication!
 }
 
+"""
+The input of ` + "`" + `setPublicationStatus` + "`" + `.
+"""
+input SetPublicationStatusInput {
+  "The publication's id; an unknown one is NOT_FOUND."
+  id: ID!
+  "The status to give it. The server's default publication cannot be SUSPENDED (BAD_USER_INPUT on ` + "`" + `id` + "`" + `)."
+  status: PublicationStatus!
+}
+
+"""
+The result of ` + "`" + `setPublicationStatus` + "`" + `.
+"""
+type SetPublicationStatusPayload {
+  "The publication with its status."
+  publication: Publication!
+}
+
+"""
+The input of ` + "`" + `updatePublication` + "`" + `.
+"""
+input UpdatePublicationInput {
+  "The publication's id or slug; an unknown one is NOT_FOUND."
+  id: ID!
+  "The publication's new name: one line of at most 200 characters, not empty (else BAD_USER_INPUT on ` + "`" + `title` + "`" + `)."
+  title: String!
+}
+
+"""
+The result of ` + "`" + `updatePublication` + "`" + `.
+"""
+type UpdatePublicationPayload {
+  "The publication as updated."
+  publication: Publication!
+}
+
 extend type Query {
-  "Fetches a publication by its slug or by one of its hosts; give exactly one (else BAD_USER_INPUT). An unknown slug or host is null. Costs two reads."
+  "Fetches a publication by its slug or by one of its hosts; give exactly one (else BAD_USER_INPUT). An unknown slug or host is null; a SUSPENDED publication is PUBLICATION_SUSPENDED, with no data, but for platform admins. Costs two reads."
   publication(
     "The publication's slug."
     slug: String
@@ -9254,6 +9350,16 @@ extend type Mutation {
     "The publication and the host."
     input: RemovePublicationHostInput!
   ): RemovePublicationHostPayload!
+  "Suspends a publication (SUSPENDED) or serves it again (ACTIVE), on every server within a second or two of the write (the change feed's ` + "`" + `publication.updated` + "`" + `). Platform admins only, else FORBIDDEN. Giving the status it has is no change, so a retry is safe; concurrent calls each see the other's write. One read and, for a change, one conditional write."
+  setPublicationStatus(
+    "The publication and its status."
+    input: SetPublicationStatusInput!
+  ): SetPublicationStatusPayload!
+  "Renames a publication; its slug never changes. Its owners and admins (a token bound to it, on its hosts) and platform admins, else FORBIDDEN; PUBLICATION_SUSPENDED for its staff while it is suspended. Giving the title it has is no change."
+  updatePublication(
+    "The publication and its new title."
+    input: UpdatePublicationInput!
+  ): UpdatePublicationPayload!
 }
 
 # --- Publication quotas (docs/operations.md, "Publication quotas") ---
@@ -10847,6 +10953,14 @@ func (ec *executionContext) childFields_SetPublicationLimitsPayload(ctx context.
 	return nil, fmt.Errorf("no field named %q was found under type SetPublicationLimitsPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_SetPublicationStatusPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_SetPublicationStatusPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetPublicationStatusPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_SetReplyNotificationsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "enabled":
@@ -11059,6 +11173,14 @@ func (ec *executionContext) childFields_UpdatePostPayload(ctx context.Context, f
 		return ec.fieldContext_UpdatePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdatePublicationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_UpdatePublicationPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdatePublicationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UpdateSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -12205,6 +12327,20 @@ func (ec *executionContext) field_Mutation_setPublicationLimits_args(ctx context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_setPublicationStatus_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetPublicationStatusInput, error) {
+			return ec.unmarshalNSetPublicationStatusInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationStatusInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_setReplyNotifications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12379,6 +12515,20 @@ func (ec *executionContext) field_Mutation_updatePost_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdatePostInput, error) {
 			return ec.unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updatePublication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdatePublicationInput, error) {
+			return ec.unmarshalNUpdatePublicationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePublicationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -20742,6 +20892,94 @@ func (ec *executionContext) fieldContext_Mutation_removePublicationHost(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_setPublicationStatus(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setPublicationStatus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetPublicationStatus(ctx, fc.Args["input"].(model.SetPublicationStatusInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetPublicationStatusPayload) graphql.Marshaler {
+			return ec.marshalNSetPublicationStatusPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationStatusPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setPublicationStatus(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetPublicationStatusPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setPublicationStatus_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updatePublication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updatePublication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdatePublication(ctx, fc.Args["input"].(model.UpdatePublicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdatePublicationPayload) graphql.Marshaler {
+			return ec.marshalNUpdatePublicationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePublicationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updatePublication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdatePublicationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updatePublication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_setPublicationLimits(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28058,6 +28296,38 @@ func (ec *executionContext) fieldContext_SetPublicationLimitsPayload_publication
 	return fc, nil
 }
 
+func (ec *executionContext) _SetPublicationStatusPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.SetPublicationStatusPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetPublicationStatusPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetPublicationStatusPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetPublicationStatusPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SetReplyNotificationsPayload_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SetReplyNotificationsPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -29681,6 +29951,38 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdatePublicationPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePublicationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePublicationPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePublicationPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdatePublicationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
 		},
 	}
 	return fc, nil
@@ -34489,6 +34791,55 @@ func UnmarshalSetPublicationLimitsInput(ctx context.Context, raw any) (model.Set
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSetPublicationStatusInput(ctx context.Context, obj any) (model.SetPublicationStatusInput, error) {
+	var it model.SetPublicationStatusInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "status"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "status":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("status"))
+			data, err := ec.unmarshalNPublicationStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationStatus(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Status = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetPublicationStatusInput unmarshals raw into the SetPublicationStatusInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetPublicationStatusInput(ctx context.Context, raw any) (model.SetPublicationStatusInput, error) {
+	var out model.SetPublicationStatusInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetPublicationStatusInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSetReplyNotificationsInput(ctx context.Context, obj any) (model.SetReplyNotificationsInput, error) {
 	var it model.SetReplyNotificationsInput
 	if obj == nil {
@@ -35354,6 +35705,55 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 func UnmarshalUpdatePostInput(ctx context.Context, raw any) (model.UpdatePostInput, error) {
 	var out model.UpdatePostInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdatePostInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUpdatePublicationInput(ctx context.Context, obj any) (model.UpdatePublicationInput, error) {
+	var it model.UpdatePublicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "title"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdatePublicationInput unmarshals raw into the UpdatePublicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdatePublicationInput(ctx context.Context, raw any) (model.UpdatePublicationInput, error) {
+	var out model.UpdatePublicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdatePublicationInput", raw, &out)
 	return out, err
 }
 
@@ -38456,6 +38856,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "setPublicationStatus":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setPublicationStatus(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatePublication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updatePublication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "setPublicationLimits":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setPublicationLimits(ctx, field)
@@ -41367,6 +41781,39 @@ func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, se
 	return out
 }
 
+var setPublicationStatusPayloadImplementors = []string{"SetPublicationStatusPayload"}
+
+func (ec *executionContext) _SetPublicationStatusPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPublicationStatusPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationStatusPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetPublicationStatusPayload")
+		case "publication":
+			out.Values[i] = ec._SetPublicationStatusPayload_publication(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var setReplyNotificationsPayloadImplementors = []string{"SetReplyNotificationsPayload"}
 
 func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetReplyNotificationsPayload) graphql.Marshaler {
@@ -42174,6 +42621,39 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("UpdatePostPayload")
 		case "post":
 			out.Values[i] = ec._UpdatePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var updatePublicationPayloadImplementors = []string{"UpdatePublicationPayload"}
+
+func (ec *executionContext) _UpdatePublicationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePublicationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updatePublicationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdatePublicationPayload")
+		case "publication":
+			out.Values[i] = ec._UpdatePublicationPayload_publication(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -44718,6 +45198,19 @@ func (ec *executionContext) marshalNSetPublicationLimitsPayload2ᚖgithubᚗcom�
 	return ec._SetPublicationLimitsPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSetPublicationStatusInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationStatusInput(ctx context.Context, v any) (model.SetPublicationStatusInput, error) {
+	res, err := ec.unmarshalInputSetPublicationStatusInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetPublicationStatusPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPublicationStatusPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetPublicationStatusPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SetPublicationStatusPayload!")
+		return graphql.Null
+	}
+	return ec._SetPublicationStatusPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNSetReplyNotificationsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsInput(ctx context.Context, v any) (model.SetReplyNotificationsInput, error) {
 	res, err := ec.unmarshalInputSetReplyNotificationsInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -45057,6 +45550,19 @@ func (ec *executionContext) marshalNUpdatePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._UpdatePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdatePublicationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePublicationInput(ctx context.Context, v any) (model.UpdatePublicationInput, error) {
+	res, err := ec.unmarshalInputUpdatePublicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdatePublicationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePublicationPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdatePublicationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UpdatePublicationPayload!")
+		return graphql.Null
+	}
+	return ec._UpdatePublicationPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSeriesInput(ctx context.Context, v any) (model.UpdateSeriesInput, error) {

@@ -44,7 +44,8 @@ const membersCSVPage = 100
 
 // MembersCSV returns the handler of GET /members.csv: every member of
 // store's publication, by address, as CSV (RFC 4180, CRLF line ends) for
-// an admin's token, read and written a page of 100 at a time so the
+// an admin's token or a platform admin's (who exports a suspended
+// publication's for its owners), read and written a page of 100 at a time so the
 // export never holds the whole list. A cell that starts with = + - or @
 // gets a leading ' so a spreadsheet never runs it as a formula. Without
 // a token the answer is 401, for another token 403. A token is taken as
@@ -56,7 +57,7 @@ func MembersCSV(store *storage.Store, slug string, v *auth.Verifier, logger *slo
 	}
 	export := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		if err := admin(ctx); err != nil {
+		if err := admin(ctx); err != nil && !auth.ActorFrom(ctx).IsPlatformAdmin() {
 			status, code := http.StatusForbidden, CodeForbidden
 			if errors.Is(err, auth.ErrUnauthenticated) {
 				status, code = http.StatusUnauthorized, CodeUnauthenticated

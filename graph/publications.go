@@ -41,7 +41,23 @@ func (r *Resolver) publication(ctx context.Context, slug, host *string) (*storag
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
-	return p, err
+	if err != nil {
+		return nil, err
+	}
+	if err := served(ctx, p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// served returns storage.ErrPublicationSuspended when p is suspended and
+// the actor of ctx is not a platform admin, who reads and manages a
+// suspended publication as any other.
+func served(ctx context.Context, p *storage.Publication) error {
+	if p.Suspended() && !auth.ActorFrom(ctx).IsPlatformAdmin() {
+		return fmt.Errorf("publication %q: %w", p.Slug, storage.ErrPublicationSuspended)
+	}
+	return nil
 }
 
 // publicationLocales answers Publication.locales: through the request's
@@ -121,10 +137,48 @@ func (r *Resolver) removePublicationHost(ctx context.Context, in model.RemovePub
 	return &model.RemovePublicationHostPayload{Publication: p}, nil
 }
 
+func (r *Resolver) setPublicationStatus(ctx context.Context, in model.SetPublicationStatusInput) (*model.SetPublicationStatusPayload, error) {
+	if err := platformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	status, ok := publicationStatuses[in.Status]
+	if !ok {
+		return nil, &storage.ValidationError{Field: "status", Reason: "must be ACTIVE or SUSPENDED"}
+	}
+	p, err := r.store.SetPublicationStatus(ctx, in.ID, status)
+	if err != nil {
+		return nil, err
+	}
+	return &model.SetPublicationStatusPayload{Publication: p}, nil
+}
+
+// updatePublication renames the publication in.ID names, for those who
+// manage its staff (staffManager): its owners and admins, and platform
+// admins.
+func (r *Resolver) updatePublication(ctx context.Context, in model.UpdatePublicationInput) (*model.UpdatePublicationPayload, error) {
+	st, _, err := r.staffManager(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.store.SetPublicationTitle(ctx, st.Publication(), in.Title)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdatePublicationPayload{Publication: p}, nil
+}
+
+// publicationStatuses maps the schema's statuses to the store's.
+var publicationStatuses = map[model.PublicationStatus]string{
+	model.PublicationStatusActive:    storage.PublicationActive,
+	model.PublicationStatusSuspended: storage.PublicationSuspended,
+}
+
 // publicationStatus maps a publication's status to the schema's enum.
 func publicationStatus(p *storage.Publication) (model.PublicationStatus, error) {
-	if p.Status == storage.PublicationActive {
-		return model.PublicationStatusActive, nil
+	for s, st := range publicationStatuses {
+		if st == p.Status {
+			return s, nil
+		}
 	}
 	return "", fmt.Errorf("publication %q has status %q", p.ID, p.Status)
 }

@@ -878,6 +878,16 @@ func (r *mutationResolver) RemovePublicationHost(ctx context.Context, input mode
 	return r.removePublicationHost(ctx, input)
 }
 
+// SetPublicationStatus is the resolver for the setPublicationStatus field.
+func (r *mutationResolver) SetPublicationStatus(ctx context.Context, input model.SetPublicationStatusInput) (*model.SetPublicationStatusPayload, error) {
+	return r.setPublicationStatus(ctx, input)
+}
+
+// UpdatePublication is the resolver for the updatePublication field.
+func (r *mutationResolver) UpdatePublication(ctx context.Context, input model.UpdatePublicationInput) (*model.UpdatePublicationPayload, error) {
+	return r.updatePublication(ctx, input)
+}
+
 // SetPublicationLimits is the resolver for the setPublicationLimits field.
 func (r *mutationResolver) SetPublicationLimits(ctx context.Context, input model.SetPublicationLimitsInput) (*model.SetPublicationLimitsPayload, error) {
 	return r.setPublicationLimits(ctx, input)

@@ -146,6 +146,9 @@ func (r *Resolver) staffManager(ctx context.Context, ref string) (*storage.Store
 		if err != nil {
 			return nil, false, fmt.Errorf("publication %q: %w", ref, err)
 		}
+		if err := served(ctx, p); err != nil {
+			return nil, false, err
+		}
 		if st, err = r.store.In(p.ID); err != nil {
 			return nil, false, err
 		}

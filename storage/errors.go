@@ -25,6 +25,10 @@ var (
 	ErrSlugTaken = errors.New("slug taken")
 	// ErrInvalidInput means the input failed validation; nothing was written.
 	ErrInvalidInput = errors.New("invalid input")
+	// ErrPublicationSuspended means the publication is suspended
+	// (publicationstatus.go): what was asked of it is refused, and
+	// nothing was read or written.
+	ErrPublicationSuspended = errors.New("the publication is suspended")
 	// ErrAlreadyExists means an author or category with that id or slug exists.
 	ErrAlreadyExists = errors.New("already exists")
 	// ErrIdempotencyMismatch means an idempotency key was reused with a

@@ -38,7 +38,8 @@ type Publication struct {
 	Version   int64
 }
 
-// PublicationActive is the status of a publication that is served.
+// PublicationActive is the status of a publication that is served;
+// PublicationSuspended (publicationstatus.go) of one that is not.
 const PublicationActive = "active"
 
 // NewPublication is the input of CreatePublication.
@@ -259,18 +260,13 @@ func (s *Store) RemovePublicationHost(ctx context.Context, in PublicationHost) (
 // setHosts adds to t the update of it's hosts, on the condition that its
 // version is the one read (else dynamo.ErrRetry: read again).
 func (s *Store) setHosts(t *dynamo.Txn, it *publicationItem, hosts []string, now time.Time) error {
-	upd := expression.Set(expression.Name("version"), expression.Value(it.Version+1)).
-		Set(expression.Name("updatedAt"), expression.Value(keys.Time(now)))
+	var upd expression.UpdateBuilder
 	if len(hosts) == 0 {
 		upd = upd.Remove(expression.Name("hosts"))
 	} else {
 		upd = upd.Set(expression.Name("hosts"), expression.Value(hosts))
 	}
-	cond := expression.Name("version").Equal(expression.Value(it.Version))
-	if it.Version == 0 {
-		cond = expression.Name("version").AttributeNotExists().Or(cond)
-	}
-	return t.Update(keys.Directory(it.ID), upd, &cond, nil)
+	return s.versioned(t, it, upd, now)
 }
 
 // publicationItem reads the directory item of the publication id: one

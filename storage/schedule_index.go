@@ -49,20 +49,28 @@ import (
 // went live. A post rescheduled, unpublished or deleted meanwhile is
 // skipped (and a schedule item left behind without its post is deleted),
 // so several servers may sweep at once: each scheduled time goes live
-// once. It returns the posts that went live so far and the first error of
-// a read or a write, after which the next call goes on. Any Store of the
-// table sweeps every publication.
+// once. The posts of a suspended publication stay in the index, due,
+// and go live at the first call after it is active again; each call reads
+// the directory item of a publication with posts due (one GetItem). It
+// returns the posts that went live so far and the first error of a read
+// or a write, after which the next call goes on. Any Store of the table
+// sweeps every publication.
 func (s *Store) GoLive(ctx context.Context) (int, error) {
+	suspended := map[string]bool{}
 	return s.goLiveDue(ctx, dueRange{
 		source: "the go-live index", index: keys.IndexGSI1,
 		pkAttr: keys.AttrGSI1PK, skAttr: keys.AttrGSI1SK, pk: keys.GoLivePartition,
-	}, s.goLiveIndexed)
+	}, func(ctx context.Context, it scheduleItem) (bool, error) {
+		return s.goLiveIndexed(ctx, it, suspended)
+	})
 }
 
 // goLiveIndexed makes the post of the go-live index's item it go live in
-// its own publication's Store. An item whose key names no publication is
-// skipped: it is none of the index's.
-func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem) (bool, error) {
+// its own publication's Store, unless the publication is suspended
+// (suspended holds what was read of each publication in this sweep). An
+// item whose key names no publication is skipped: it is none of the
+// index's.
+func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem, suspended map[string]bool) (bool, error) {
 	pub, ok := keys.Of(it.PK)
 	if !ok {
 		return false, nil
@@ -71,23 +79,40 @@ func (s *Store) goLiveIndexed(ctx context.Context, it scheduleItem) (bool, error
 	if err != nil {
 		return false, err
 	}
+	paused, read := suspended[pub]
+	if !read {
+		if paused, err = in.Suspended(ctx); err != nil {
+			return false, err
+		}
+		suspended[pub] = paused
+	}
+	if paused {
+		return false, nil
+	}
 	return in.goLive(ctx, it)
 }
 
 // IndexSchedule puts in the go-live index the schedule items an earlier
 // version wrote without it, in every publication: it walks the directory
 // and, in each publication, makes the posts that are due go live (a
-// consistent Query of its SCHEDULE partition, as GoLive does) and adds
+// consistent Query of its SCHEDULE partition, as GoLive does, unless it
+// is suspended: one GetItem of its directory item) and adds
 // every schedule item still without its GSI1 attributes to the index
 // (one more Query of the partition, and one UpdateItem an item,
 // conditional on the item being there). It returns how many items it
-// added. It is idempotent, and cheap when there is nothing to add: two
-// Queries a publication and one a hundred publications.
+// added. It is idempotent, and cheap when there is nothing to add: a GetItem
+// and two Queries a publication and one Query a hundred publications.
 func (s *Store) IndexSchedule(ctx context.Context) (int, error) {
 	n := 0
 	err := s.inEveryPublication(ctx, "index the schedule", func(p *Store) error {
-		if _, err := p.sweepSchedule(ctx); err != nil {
+		paused, err := p.Suspended(ctx)
+		if err != nil {
 			return err
+		}
+		if !paused {
+			if _, err := p.sweepSchedule(ctx); err != nil {
+				return err
+			}
 		}
 		added, err := p.indexSchedule(ctx)
 		n += added

@@ -43,7 +43,8 @@ func TestIndexScheduleOfEveryPublication(t *testing.T) {
 	equal(t, "items added to the index", must[int](t)(e.store.IndexSchedule(ctx)), 1)
 	equal(t, "the due post gone live", must[*storage.Post](t)(b.GetPost(ctx, posts[0].ID)).Status, storage.StatusPublished)
 	n := counted(func(ctx context.Context) { equal(t, "items added again", must[int](t)(e.store.IndexSchedule(ctx)), 0) })
-	equal(t, "requests of an IndexSchedule with nothing to do", fmt.Sprint(n), "map[Query:5]")
+	// Each of the two publications: its status, and two Queries.
+	equal(t, "requests of an IndexSchedule with nothing to do", fmt.Sprint(n), "map[GetItem:2 Query:5]")
 	e.clock.Advance(time.Hour)
 	equal(t, "gone live from the index", must[int](t)(e.store.GoLive(ctx)), 1)
 	equal(t, "gone live again", must[int](t)(e.store.GoLive(ctx)), 0)

@@ -101,7 +101,18 @@ type Options struct {
 	// retry), once written: a worker that serves many publications
 	// knows from it when to look at a publication's outbox again.
 	Pending func(next time.Time)
+	// Paused, when set, reports whether the publication's deliveries
+	// wait (it is suspended): HandleEvents then writes them in the
+	// outbox due at once and attempts none, and RetryDue claims none and
+	// returns ErrPaused. It is asked once a call that has deliveries to
+	// write or claim.
+	Paused func(ctx context.Context) (bool, error)
 }
+
+// ErrPaused is RetryDue's error while Options.Paused says the
+// deliveries wait: they stay in the outbox, due, for a call once they no
+// longer wait.
+var ErrPaused = errors.New("the publication's webhook deliveries wait while it is suspended")
 
 // Service delivers events to webhooks and manages them.
 type Service struct {
@@ -166,7 +177,8 @@ func (s *Service) Wait() { s.lanes.wait() }
 // or the outbox cannot be read or written, or ctx ends; the events are
 // then handled again, which writes what is missing and sends nothing
 // twice. The lanes' attempts run with ctx: they end with it. Requests: 1
-// Query of the webhooks when an event is public, 1 TransactWriteItems per
+// Query of the webhooks when an event is public, Options.Paused's read when
+// a delivery is to be written, 1 TransactWriteItems per
 // delivery, and each attempt's (see attempt); a delivery already in the
 // outbox, unattempted's.
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
@@ -208,6 +220,10 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 			}
 		}
 	}
+	paused, err := s.paused(ctx, len(deliveries))
+	if err != nil {
+		return err
+	}
 	byID := map[string]*storage.Webhook{}
 	for _, h := range hooks {
 		byID[h.ID] = h
@@ -225,11 +241,16 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 			wg.Go(func() {
 				now := s.opts.Now()
 				o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
+				if paused {
+					o.NextAttemptAt = now // for RetryDue once it no longer waits
+				}
 				added, err := s.store.AddOutbox(ctx, o)
 				switch {
 				case errors.Is(err, storage.ErrNotFound):
 					return // the webhook was deleted since the list was read
-				case err == nil && !added:
+				case err == nil && !added && !paused:
+					// Not while paused: one the outbox has waits for
+					// RetryDue.
 					o, added, err = s.unattempted(ctx, o)
 				}
 				if err != nil {
@@ -238,8 +259,8 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 					mu.Unlock()
 					return
 				}
-				chunk[i], written[i] = o, added
-				if added {
+				chunk[i], written[i] = o, added && !paused
+				if added && !paused {
 					s.pending(o.NextAttemptAt)
 				}
 			})
@@ -255,6 +276,19 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		return first
 	}
 	return ctx.Err()
+}
+
+// paused returns Options.Paused's answer when there are n deliveries to
+// write or claim, false when there are none or no Paused.
+func (s *Service) paused(ctx context.Context, n int) (bool, error) {
+	if n == 0 || s.opts.Paused == nil {
+		return false, nil
+	}
+	paused, err := s.opts.Paused(ctx)
+	if err != nil {
+		return false, fmt.Errorf("webhooks: read whether deliveries wait: %w", err)
+	}
+	return paused, nil
 }
 
 // writers bounds the outbox items HandleEvents writes at once.
@@ -295,6 +329,12 @@ func (s *Service) RetryDue(ctx context.Context) error {
 	due, err := s.store.DueOutbox(ctx, s.opts.Now(), dueBatch)
 	if err != nil || len(due) == 0 {
 		return err
+	}
+	switch paused, err := s.paused(ctx, len(due)); {
+	case err != nil:
+		return err
+	case paused:
+		return ErrPaused
 	}
 	hooks, err := s.store.Webhooks(ctx)
 	if err != nil {

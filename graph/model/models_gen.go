@@ -1242,6 +1242,20 @@ type SetPublicationLimitsPayload struct {
 	Publication *storage.Publication `json:"publication"`
 }
 
+// The input of `setPublicationStatus`.
+type SetPublicationStatusInput struct {
+	// The publication's id; an unknown one is NOT_FOUND.
+	ID string `json:"id"`
+	// The status to give it. The server's default publication cannot be SUSPENDED (BAD_USER_INPUT on `id`).
+	Status PublicationStatus `json:"status"`
+}
+
+// The result of `setPublicationStatus`.
+type SetPublicationStatusPayload struct {
+	// The publication with its status.
+	Publication *storage.Publication `json:"publication"`
+}
+
 // The input of `setReplyNotifications`.
 type SetReplyNotificationsInput struct {
 	// Whether the member is emailed about replies to their comments.
@@ -1517,6 +1531,20 @@ type UpdatePostInput struct {
 type UpdatePostPayload struct {
 	// The post as updated.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `updatePublication`.
+type UpdatePublicationInput struct {
+	// The publication's id or slug; an unknown one is NOT_FOUND.
+	ID string `json:"id"`
+	// The publication's new name: one line of at most 200 characters, not empty (else BAD_USER_INPUT on `title`).
+	Title string `json:"title"`
+}
+
+// The result of `updatePublication`.
+type UpdatePublicationPayload struct {
+	// The publication as updated.
+	Publication *storage.Publication `json:"publication"`
 }
 
 // The input of `updateSeries`.
@@ -2245,15 +2273,24 @@ type PublicationStatus string
 const (
 	// The publication is served at its hosts.
 	PublicationStatusActive PublicationStatus = "ACTIVE"
+	// A platform admin stopped serving the publication. Its hosts answer
+	// GraphQL with PUBLICATION_SUSPENDED and no data, and every other route
+	// (feeds, sitemap, robots.txt, media, exports) with HTTP 403, to everyone
+	// but platform admins; `publication(slug:)` and `publication(host:)` answer
+	// PUBLICATION_SUSPENDED too. Its staff's writes are refused with
+	// PUBLICATION_SUSPENDED. Its webhook deliveries and scheduled posts wait
+	// and resume, none lost or sent twice, once it is ACTIVE again.
+	PublicationStatusSuspended PublicationStatus = "SUSPENDED"
 )
 
 var AllPublicationStatus = []PublicationStatus{
 	PublicationStatusActive,
+	PublicationStatusSuspended,
 }
 
 func (e PublicationStatus) IsValid() bool {
 	switch e {
-	case PublicationStatusActive:
+	case PublicationStatusActive, PublicationStatusSuspended:
 		return true
 	}
 	return false
