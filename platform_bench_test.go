@@ -133,7 +133,7 @@ func floodOutside(b *testing.B, base string, clients int) func() (ok, refused in
 // call budget's query, 20 posts) on demo.localhost while 16 clients flood
 // the other demo publication (notes.localhost) with its own category
 // page as fast as they are answered. It reports p50 and p99
-// (docs/benchmarks-platform.md):
+// (docs/benchmarks-publications.md):
 //
 //	go test -run '^$' -bench NoisyNeighbour -benchtime 500x -count 2 .
 //
