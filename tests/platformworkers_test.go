@@ -120,7 +120,9 @@ func TestScheduledPostOfAnotherPublicationGoesLive(t *testing.T) {
 
 // TestGoLiveTickCostsOneQuery: with several publications, each with a
 // post scheduled, a tick with nothing due is one Query, and a tick with
-// one post due in one of them is that Query and the post's transaction.
+// one post due in one of them is that Query, the read of its
+// publication's directory item (whether it is suspended) and the post's
+// transaction.
 func TestGoLiveTickCostsOneQuery(t *testing.T) {
 	s := newServer(t)
 	h := s.route(t)
@@ -140,7 +142,7 @@ func TestGoLiveTickCostsOneQuery(t *testing.T) {
 	s.clock.Advance(90 * time.Minute)
 	n, reqs := goLiveCounted(t, s)
 	equal(t, "a tick with p0's post due: posts gone live", n, 1)
-	equal(t, "a tick with p0's post due: requests", reqs, "map[Query:1 TransactWriteItems:1]")
+	equal(t, "a tick with p0's post due: requests", reqs, "map[GetItem:1 Query:1 TransactWriteItems:1]")
 	n, reqs = goLiveCounted(t, s)
 	equal(t, "the next tick: posts gone live", n, 0)
 	equal(t, "the next tick: requests", reqs, "map[Query:1]")
