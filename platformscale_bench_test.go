@@ -53,11 +53,14 @@ func scaleHost(i int) string { return fmt.Sprintf("pub-%04d.localhost", i) }
 // embedded engine on a data file in memory, answer cache off) and asked
 // over HTTP at its host, one request at a time (p50, p99) and from 16
 // clients at once (answers a second), the two measured in turn, in
-// alternating order, once an iteration. It reports the medians over the
-// iterations and the platform's over the single blog's
+// alternating order, once an iteration. The platform's default
+// publication has the same posts and is measured too, at the single
+// blog's host: what the table's size costs without a publication's own
+// site. It logs each iteration's figures and reports their medians and
+// each platform page's over the single blog's
 // (docs/benchmarks-publications.md):
 //
-//	go test -run '^$' -bench PlatformCategoryPage -benchtime 5x .
+//	go test -run '^$' -bench PlatformCategoryPage -benchtime 8x .
 func BenchmarkPlatformCategoryPage(b *testing.B) {
 	args := []string{"-port", "0", "-log-format", "json", "-answer-cache-bytes", "0", "-seed-demo=false"}
 	start := time.Now()
@@ -68,19 +71,28 @@ func BenchmarkPlatformCategoryPage(b *testing.B) {
 	seeded := time.Since(start)
 	b.Logf("seeded: single blog in %v, %d publications × %d posts in %v", seedSingle.Round(time.Millisecond), scalePublications, scalePosts, seeded.Round(time.Second))
 
-	sites := []struct {
-		name, host string
-		base       string
-		figures    []scaleFigures
-	}{{name: "single", host: "localhost", base: single}, {name: "platform", host: scaleHost(scaleMeasured), base: platform}}
-	for i := range sites {
-		base, logs, stop := startServer(b, args, map[string]string{"DATA_DIR": sites[i].base})
+	// The pages measured: the single blog's, one publication's of the
+	// platform and the platform's default publication's, which has the
+	// same posts, served as the single blog's is.
+	servers := map[string]string{}
+	for _, dir := range []string{single, platform} {
+		base, logs, stop := startServer(b, args, map[string]string{"DATA_DIR": dir})
 		defer stop()
 		if logs.has("renderer changed") {
-			b.Fatalf("%s: the server renders the seeded bodies again", sites[i].name)
+			b.Fatal("the server renders the seeded bodies again")
 		}
-		sites[i].base = base
-		send := scaleSender(base, sites[i].host)
+		servers[dir] = base
+	}
+	sites := []struct {
+		name, host, base string
+		figures          []scaleFigures
+	}{
+		{name: "single", host: "localhost", base: servers[single]},
+		{name: "platform", host: scaleHost(scaleMeasured), base: servers[platform]},
+		{name: "platform-default", host: "localhost", base: servers[platform]},
+	}
+	for i := range sites {
+		send := scaleSender(sites[i].base, sites[i].host)
 		for range 50 { // warm: the publication's site built, the engine's pages read
 			if err := send(); err != nil {
 				b.Fatalf("%s: %v", sites[i].name, err)
@@ -89,26 +101,31 @@ func BenchmarkPlatformCategoryPage(b *testing.B) {
 	}
 	round := 0
 	for b.Loop() {
-		order := []int{0, 1}
+		order := []int{0, 1, 2}
 		if round%2 == 1 {
-			order = []int{1, 0}
+			slices.Reverse(order)
 		}
 		for _, i := range order {
-			sites[i].figures = append(sites[i].figures, measureScale(b, scaleSender(sites[i].base, sites[i].host)))
+			f := measureScale(b, scaleSender(sites[i].base, sites[i].host))
+			sites[i].figures = append(sites[i].figures, f)
+			b.Logf("round %d %s: p50 %.2f ms, p99 %.2f ms, c16 %.0f/s", round, sites[i].name, f.p50, f.p99, f.rate)
 		}
 		round++
 	}
 	b.StopTimer()
 	b.ReportMetric(seeded.Seconds(), "seed-s")
-	s, p := medianScale(sites[0].figures), medianScale(sites[1].figures)
-	for _, m := range []struct {
-		unit     string
-		single   float64
-		platform float64
-	}{{"p50-ms", s.p50, p.p50}, {"p99-ms", s.p99, p.p99}, {"c16-req/s", s.rate, p.rate}} {
-		b.ReportMetric(m.single, "single-"+m.unit)
-		b.ReportMetric(m.platform, "platform-"+m.unit)
-		b.ReportMetric(m.platform/m.single, "ratio-"+strings.TrimSuffix(m.unit, "-ms"))
+	s := medianScale(sites[0].figures)
+	for _, site := range sites {
+		m := medianScale(site.figures)
+		b.ReportMetric(m.p50, site.name+"-p50-ms")
+		b.ReportMetric(m.p99, site.name+"-p99-ms")
+		b.ReportMetric(m.rate, site.name+"-c16-req/s")
+		if site.name == "single" {
+			continue
+		}
+		b.ReportMetric(m.p50/s.p50, site.name+"/single-p50")
+		b.ReportMetric(m.p99/s.p99, site.name+"/single-p99")
+		b.ReportMetric(m.rate/s.rate, site.name+"/single-c16")
 	}
 }
 
@@ -207,9 +224,9 @@ func scaleSender(base, host string) func() error {
 
 // seedScale writes a table for the server of args in a data directory of
 // its own, in memory where the machine has one, and returns the
-// directory: with publications 0, a single blog of scalePosts posts (the
-// default publication's); otherwise the default publication empty and
-// publications more, each with the same posts at its host (scaleHost).
+// directory: a single blog of scalePosts posts (the default
+// publication's), and publications more, each with the same posts at its
+// host (scaleHost).
 // It writes through the Store, as the server's table is readied (made,
 // migrated, the renderer claimed), without a stream, so the server's
 // change feed starts after the seeded posts.
@@ -249,11 +266,8 @@ func seedScale(b *testing.B, args []string, publications int) string {
 	if _, err := store.ClaimRendererAlone(ctx); err != nil {
 		b.Fatal(err)
 	}
-	if publications == 0 {
-		if err := seedScalePosts(ctx, store); err != nil {
-			b.Fatal(err)
-		}
-		return dir
+	if err := seedScalePosts(ctx, store); err != nil {
+		b.Fatal(err)
 	}
 	// Publications are seeded by a few writers at once, whose
 	// transactions the engine commits together.
