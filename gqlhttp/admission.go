@@ -36,17 +36,28 @@ func withAdmission(gate *admission.Gate, key string, next http.Handler) http.Han
 			notAdmitted(w, admission.ErrQueueFull)
 			return
 		}
-		if r.Body != nil && r.Body != http.NoBody {
+		body, read := r.Body.(readBody)
+		switch {
+		case read && body.err != nil:
+			bodyNotRead(w, body.err)
+			return
+		case !read && r.Body != nil && r.Body != http.NoBody:
 			b, err := io.ReadAll(r.Body)
 			if err != nil {
 				bodyNotRead(w, err)
 				return
 			}
-			r.Body = io.NopCloser(bytes.NewReader(b))
+			r.Body = readBody{Reader: bytes.NewReader(b)}
 		}
 		release, err := gate.Enter(r.Context(), key)
 		if err != nil {
 			notAdmitted(w, err)
+			return
+		}
+		if _, kept := w.(*bufferedResponse); kept {
+			// The answer cache keeps the answer in memory already.
+			defer release()
+			next.ServeHTTP(w, r)
 			return
 		}
 		buf := &bufferedResponse{header: w.Header()}

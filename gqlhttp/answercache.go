@@ -57,6 +57,9 @@ type AnswerCache struct {
 	max     int64
 	observe AnswerObserver
 	cache   *otter.Cache[string, *answer]
+	// exact holds the key of the answer each exact request (exactKey) was
+	// answered with; an entry whose answer left the cache is a miss.
+	exact *otter.Cache[string, string]
 
 	mu sync.Mutex
 	// byTag holds the answers stored under each of their tags.
@@ -109,8 +112,39 @@ func NewAnswerCache(maxBytes int64, observe AnswerObserver) *AnswerCache {
 			c.changed()
 		},
 	})
+	c.exact = otter.Must(&otter.Options[string, string]{
+		MaximumWeight: uint64(max(maxBytes/8, 1<<20)),
+		Weigher:       func(k, v string) uint32 { return uint32(len(k) + len(v) + exactEntryBytes) },
+	})
 	c.changed()
 	return c
+}
+
+// exactEntryBytes is what a remembered request costs beyond its bytes
+// and its answer's key.
+const exactEntryBytes = 128
+
+// getExact returns the answer of the exact request req (exactKey), when
+// one was remembered for it and is still in the cache. It reports the
+// hits alone: a miss goes on to get, which reports it.
+func (c *AnswerCache) getExact(req string) (*answer, bool) {
+	key, ok := c.exact.GetIfPresent(req)
+	if !ok {
+		return nil, false
+	}
+	a, ok := c.cache.GetIfPresent(key)
+	if ok && c.observe != nil {
+		c.observe.AnswerLookup(true)
+	}
+	return a, ok
+}
+
+// addExact remembers that the exact request req ("": none) is answered
+// by the answer kept under key.
+func (c *AnswerCache) addExact(req, key string) {
+	if req != "" {
+		c.exact.Set(req, key)
+	}
 }
 
 // begin returns the sequence an answer computed from now on is checked
@@ -221,6 +255,7 @@ func (c *AnswerCache) InvalidateAll() {
 	clear(c.invalidated)
 	c.mu.Unlock()
 	c.cache.InvalidateAll()
+	c.exact.InvalidateAll()
 	c.changed()
 }
 

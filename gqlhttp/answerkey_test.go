@@ -14,6 +14,8 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/blogql/blog/admission"
 )
 
 // echoSchema answers every operation with its name and its variables as
@@ -208,6 +210,66 @@ func quote(s string) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// TestTheSameRequestAgainIsAnsweredBeforeItIsAdmitted: with the only
+// slot of the executor taken and no queue, a request the answer cache
+// answered before is answered again when it comes byte for byte, headers
+// included; any other spelling of it must be decoded first, which is
+// refused (503). Once it was answered, its spelling is remembered too,
+// and an invalidation forgets them all.
+func TestTheSameRequestAgainIsAnsweredBeforeItIsAdmitted(t *testing.T) {
+	gate := admission.New(1, 0)
+	a := &answering{}
+	answers := NewAnswerCache(0, nil)
+	a.Handler = New(echoSchema{newTestSchema(), &a.ran}, Options{
+		ComplexityLimit: testComplexityLimit, Answers: answers, Admission: gate,
+	})
+	const page = `query Page($n: Int) { posts(first: $n) { totalCount } }`
+	same := `{"query":` + quote(page) + `,"variables":{"n":1}}`
+	spaced := `{"query":` + quote(page) + `, "variables":{"n":1}}`
+	send := func(body, contentType string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodPost, "/graphql", strings.NewReader(body))
+		req.Header.Set("Content-Type", contentType)
+		rec := httptest.NewRecorder()
+		a.ServeHTTP(rec, req)
+		return rec
+	}
+	want := func(rec *httptest.ResponseRecorder, status int, cache string) {
+		t.Helper()
+		if rec.Code != status || (cache != "" && rec.Header().Get(AnswerCacheHeader) != cache) {
+			t.Errorf("%d X-Cache %q %s, want %d %s", rec.Code, rec.Header().Get(AnswerCacheHeader), rec.Body, status, cache)
+		}
+	}
+	holdTheSlot := func() func() {
+		release, err := gate.Enter(context.Background(), "other")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return release
+	}
+	want(send(same, "application/json"), http.StatusOK, "MISS")
+
+	release := holdTheSlot()
+	want(send(same, "application/json"), http.StatusOK, "HIT")
+	want(send(spaced, "application/json"), http.StatusServiceUnavailable, "")
+	want(send(same, "application/json; charset=utf-8"), http.StatusServiceUnavailable, "")
+	want(a.do(get(url.Values{"query": {page}, "variables": {`{"n":1}`}})), http.StatusServiceUnavailable, "")
+	release()
+
+	want(send(spaced, "application/json"), http.StatusOK, "HIT")
+	release = holdTheSlot()
+	want(send(spaced, "application/json"), http.StatusOK, "HIT")
+	release()
+
+	answers.InvalidateAll()
+	release = holdTheSlot()
+	want(send(same, "application/json"), http.StatusServiceUnavailable, "")
+	release()
+	want(send(same, "application/json"), http.StatusOK, "MISS")
+	if got := a.ran.Load(); got != 2 {
+		t.Errorf("operations run: %d, want 2", got)
+	}
 }
 
 // BenchmarkAnswerCacheHit measures an anonymous POST of a page's query

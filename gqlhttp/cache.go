@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
+	"io"
 	"net/http"
 	"slices"
 	"strconv"
@@ -37,7 +38,11 @@ import (
 // without Authorization or a bypassing header) that are public, as above,
 // and tagged are kept under the key of the operation that ran
 // (answerkey.go) and sent again without running it (X-Cache: HIT); a
-// POST's answer stays no-store for HTTP caches.
+// POST's answer stays no-store for HTTP caches. The cache also remembers
+// the exact request (exactKey) each answer was computed or found for: the
+// same request again, byte for byte, is answered before it is decoded or
+// admitted to the executor, since every step from its bytes to its key
+// gives the same result again.
 
 // cacheState is where the response hook tells the HTTP layer whether the
 // operation it answered may be cached publicly; NoStore marks it private
@@ -146,6 +151,17 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			h.Add("Vary", "Authorization")
 		}
 
+		var exact string
+		if useAnswers {
+			if exact = exactKey(c.scope, r); exact != "" {
+				if a, ok := c.answers.getExact(exact); ok {
+					h.Set(AnswerCacheHeader, "HIT")
+					writeAnswer(w, r, a.body, a.etag, a.headerTags, c.cacheControlOf(httpCacheable, a.shared))
+					return
+				}
+			}
+		}
+
 		st := &cacheState{}
 		ctx := context.WithValue(r.Context(), cacheStateKey{}, st)
 		tags := &answerTags{}
@@ -163,6 +179,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			buf.status = http.StatusOK
 		}
 		if a := st.hit; a != nil && buf.status == http.StatusOK {
+			c.answers.addExact(exact, a.key)
 			h.Set(AnswerCacheHeader, "HIT")
 			writeAnswer(w, r, a.body, a.etag, a.headerTags, c.cacheControlOf(httpCacheable, a.shared))
 			return
@@ -180,11 +197,11 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		if shared = shared && tagged; !shared {
 			headerTags = nil
 		}
-		if st.key != "" && tagged {
-			c.answers.add(&answer{
-				key: st.key, body: slices.Clone(body), etag: etag,
-				tags: all, headerTags: headerTags, shared: shared,
-			}, begun)
+		if st.key != "" && tagged && c.answers.add(&answer{
+			key: st.key, body: slices.Clone(body), etag: etag,
+			tags: all, headerTags: headerTags, shared: shared,
+		}, begun) {
+			c.answers.addExact(exact, st.key)
 		}
 		writeAnswer(w, r, body, etag, headerTags, c.cacheControlOf(httpCacheable, shared))
 	})
@@ -321,3 +338,59 @@ func (b *bufferedResponse) WriteHeader(status int) {
 		b.status = status
 	}
 }
+
+// maxExactBody bounds the body of a request the answer cache remembers
+// exactly: a page's query and variables, not a large document.
+const maxExactBody = 8 << 10
+
+// exactKey returns the request r as the answer cache remembers it, byte
+// for byte: scope, method, the headers the transport reads (the media
+// types of the body and of the answer), the URL's query and the body,
+// which it reads into memory and leaves in r in its place. It returns ""
+// for a request it does not remember: a body of unknown length or larger
+// than maxExactBody, or one that could not be read (the transport then
+// reads the same error).
+func exactKey(scope string, r *http.Request) string {
+	var body []byte
+	if r.Body != nil && r.Body != http.NoBody {
+		if r.ContentLength <= 0 || r.ContentLength > maxExactBody {
+			return ""
+		}
+		b, err := io.ReadAll(r.Body)
+		r.Body = readBody{bytes.NewReader(b), err}
+		if err != nil {
+			return ""
+		}
+		body = b
+	}
+	var k strings.Builder
+	k.Grow(len(scope) + len(r.Method) + len(r.URL.RawQuery) + len(body) + 128)
+	for _, part := range [][]string{{scope, r.Method}, r.Header.Values("Content-Type"), r.Header.Values("Accept")} {
+		for _, v := range part {
+			k.WriteString(v)
+			k.WriteByte('\n')
+		}
+		k.WriteByte(0)
+	}
+	k.WriteString(r.URL.RawQuery)
+	k.WriteByte(0)
+	k.Write(body)
+	return k.String()
+}
+
+// readBody is a request body read into memory: its bytes, then the error
+// reading it stopped at, if any.
+type readBody struct {
+	*bytes.Reader
+	err error
+}
+
+func (b readBody) Read(p []byte) (int, error) {
+	n, err := b.Reader.Read(p)
+	if err == io.EOF && b.err != nil {
+		err = b.err
+	}
+	return n, err
+}
+
+func (readBody) Close() error { return nil }

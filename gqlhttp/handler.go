@@ -233,10 +233,11 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	if opts.Wrap != nil {
 		inner = opts.Wrap(srv)
 	}
-	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withAdmission(opts.Admission, opts.AdmissionKey, withCacheHeaders(caching{
+	// A request answered from memory by its exact bytes takes no slot.
+	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
 		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
 		answers: opts.Answers, scope: opts.AnswerScope, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
-	}, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner))))))
+	}, withAdmission(opts.Admission, opts.AdmissionKey, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner))))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)
 	}
