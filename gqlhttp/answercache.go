@@ -57,9 +57,9 @@ type AnswerCache struct {
 	max     int64
 	observe AnswerObserver
 	cache   *otter.Cache[string, *answer]
-	// exact holds the key of the answer each exact request (exactKey) was
-	// answered with; an entry whose answer left the cache is a miss.
-	exact *otter.Cache[string, string]
+	// exact holds what each exact request (exactKey) was answered with;
+	// an entry whose answer left the cache is a miss.
+	exact *otter.Cache[string, exactAnswer]
 
 	mu sync.Mutex
 	// byTag holds the answers stored under each of their tags.
@@ -112,38 +112,46 @@ func NewAnswerCache(maxBytes int64, observe AnswerObserver) *AnswerCache {
 			c.changed()
 		},
 	})
-	c.exact = otter.Must(&otter.Options[string, string]{
+	c.exact = otter.Must(&otter.Options[string, exactAnswer]{
 		MaximumWeight: uint64(max(maxBytes/8, 1<<20)),
-		Weigher:       func(k, v string) uint32 { return uint32(len(k) + len(v) + exactEntryBytes) },
+		Weigher: func(k string, v exactAnswer) uint32 {
+			return uint32(len(k) + len(v.key) + len(v.contentType) + exactEntryBytes)
+		},
 	})
 	c.changed()
 	return c
 }
 
-// exactEntryBytes is what a remembered request costs beyond its bytes
-// and its answer's key.
+// exactEntryBytes is what a remembered request costs beyond its bytes,
+// its answer's key and media type.
 const exactEntryBytes = 128
 
-// getExact returns the answer of the exact request req (exactKey), when
-// one was remembered for it and is still in the cache. It reports the
-// hits alone: a miss goes on to get, which reports it.
-func (c *AnswerCache) getExact(req string) (*answer, bool) {
-	key, ok := c.exact.GetIfPresent(req)
+// exactAnswer is what an exact request was answered with: the key of the
+// answer, in the media type its transport chose.
+type exactAnswer struct {
+	key, contentType string
+}
+
+// getExact returns the answer of the exact request req (exactKey) and its
+// media type, when one was remembered for it and is still in the cache.
+// It reports the hits alone: a miss goes on to get, which reports it.
+func (c *AnswerCache) getExact(req string) (*answer, string, bool) {
+	e, ok := c.exact.GetIfPresent(req)
 	if !ok {
-		return nil, false
+		return nil, "", false
 	}
-	a, ok := c.cache.GetIfPresent(key)
+	a, ok := c.cache.GetIfPresent(e.key)
 	if ok && c.observe != nil {
 		c.observe.AnswerLookup(true)
 	}
-	return a, ok
+	return a, e.contentType, ok
 }
 
 // addExact remembers that the exact request req ("": none) is answered
-// by the answer kept under key.
-func (c *AnswerCache) addExact(req, key string) {
+// by the answer kept under key, in the media type contentType.
+func (c *AnswerCache) addExact(req, key, contentType string) {
 	if req != "" {
-		c.exact.Set(req, key)
+		c.exact.Set(req, exactAnswer{key: key, contentType: contentType})
 	}
 }
 

@@ -154,7 +154,10 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		var exact string
 		if useAnswers {
 			if exact = exactKey(c.scope, r); exact != "" {
-				if a, ok := c.answers.getExact(exact); ok {
+				if a, contentType, ok := c.answers.getExact(exact); ok {
+					if contentType != "" {
+						h.Set("Content-Type", contentType)
+					}
 					h.Set(AnswerCacheHeader, "HIT")
 					writeAnswer(w, r, a.body, a.etag, a.headerTags, c.cacheControlOf(httpCacheable, a.shared))
 					return
@@ -179,7 +182,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			buf.status = http.StatusOK
 		}
 		if a := st.hit; a != nil && buf.status == http.StatusOK {
-			c.answers.addExact(exact, a.key)
+			c.answers.addExact(exact, a.key, h.Get("Content-Type"))
 			h.Set(AnswerCacheHeader, "HIT")
 			writeAnswer(w, r, a.body, a.etag, a.headerTags, c.cacheControlOf(httpCacheable, a.shared))
 			return
@@ -201,7 +204,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			key: st.key, body: slices.Clone(body), etag: etag,
 			tags: all, headerTags: headerTags, shared: shared,
 		}, begun) {
-			c.answers.addExact(exact, st.key)
+			c.answers.addExact(exact, st.key, h.Get("Content-Type"))
 		}
 		writeAnswer(w, r, body, etag, headerTags, c.cacheControlOf(httpCacheable, shared))
 	})
@@ -345,15 +348,16 @@ const maxExactBody = 8 << 10
 
 // exactKey returns the request r as the answer cache remembers it, byte
 // for byte: scope, method, the headers the transport reads (the media
-// types of the body and of the answer), the URL's query and the body,
-// which it reads into memory and leaves in r in its place. It returns ""
-// for a request it does not remember: a body of unknown length or larger
-// than maxExactBody, or one that could not be read (the transport then
-// reads the same error).
+// types of the body and of the answer), the URL's query and a POST's
+// body, which it reads into memory and leaves in r in its place (a GET's
+// transport reads no body). It returns "" for a request it does not
+// remember: a POST whose body is of unknown length or larger than
+// maxExactBody, or could not be read (the transport then reads the same
+// error).
 func exactKey(scope string, r *http.Request) string {
 	var body []byte
-	if r.Body != nil && r.Body != http.NoBody {
-		if r.ContentLength <= 0 || r.ContentLength > maxExactBody {
+	if r.Method == http.MethodPost {
+		if r.ContentLength <= 0 || r.ContentLength > maxExactBody || r.Body == nil {
 			return ""
 		}
 		b, err := io.ReadAll(r.Body)
