@@ -13,11 +13,14 @@ import (
 // a request (not a stream: a subscription holds no slot) takes one of the
 // gate's slots before it is executed, waiting in the queue of
 // Options.AdmissionKey while every slot is taken, within the request's
-// time limit. What it costs to wait is small and taken first: a request
-// whose queue is full is refused before its body is read, and the body
-// is read before it waits, so a slot is never held by a client sending
-// slowly; the answer is kept in memory and sent after the slot is given
-// back, so none is held by a client reading slowly either. A request
+// time limit. An answer the answer cache sends for the exact request
+// takes no slot (New puts the stage inside withCacheHeaders). What it
+// costs to wait is small and taken first: a request whose queue is full
+// is refused before its body is read (unless the answer cache read it
+// first), and the body is read before it waits, so a slot is never held
+// by a client sending slowly; the answer is kept in memory and sent after
+// the slot is given back, so none is held by a client reading slowly
+// either. A request
 // refused, by a full queue or by its time limit passing in the queue, is
 // answered 503 with Retry-After and one SERVER_BUSY error; one whose
 // client went away leaves its queue.
