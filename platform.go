@@ -20,6 +20,9 @@ type platformConfig struct {
 	publicationRate int
 	// inflightShare is -publication-inflight-share, in percent.
 	inflightShare int
+	// executionShare is -publication-execution-slots: 0 the default,
+	// negative none.
+	executionShare int
 	// metricsPublications is -metrics-publications: ids of publications
 	// the metrics label besides the first ones served.
 	metricsPublications idList
@@ -63,19 +66,36 @@ const (
 )
 
 // executionGate returns the gate of the GraphQL requests executed at
-// once (-execution-slots, -execution-queue): nil, no bound, for a
-// negative number of slots.
+// once (-execution-slots, -execution-queue,
+// -publication-execution-slots): nil, no bound, for a negative number of
+// slots.
+//
+// A publication's default share leaves a core to the others: one
+// request a core but one where the work of a request is done in one
+// place for every publication in turn (the embedded engine, in the
+// process; DynamoDB Local or another server at -dynamodb-endpoint, one
+// process that answers every publication's requests from one queue), so
+// a flood's requests queue ahead of no other publication's for more than
+// a core; on AWS, where the table's partitions serve the publications
+// apart and a request mostly waits, the slots of those cores.
 func executionGate(cfg *config) *admission.Gate {
-	slots := cfg.execSlots
+	slots, share := cfg.execSlots, cfg.platform.executionShare
+	cores := runtime.GOMAXPROCS(0)
 	switch {
 	case slots < 0:
 		return nil
 	case slots == 0 && cfg.backend() == backendEmbedded:
-		slots = slotsPerCore * runtime.GOMAXPROCS(0)
+		slots = slotsPerCore * cores
 	case slots == 0:
-		slots = remoteSlotsPerCore * runtime.GOMAXPROCS(0)
+		slots = remoteSlotsPerCore * cores
 	}
-	return admission.New(slots, cfg.execQueue)
+	if share == 0 {
+		share = max(1, cores-1)
+		if cfg.backend() == backendAWS {
+			share *= remoteSlotsPerCore
+		}
+	}
+	return admission.New(slots, cfg.execQueue, share)
 }
 
 // budgetShares are the publications' shares of the server's budget of

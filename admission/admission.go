@@ -8,15 +8,28 @@
 // waits in its key's queue; a slot given back goes to the head of the
 // queue of the key with the fewest requests running, among equals the
 // key whose last request was admitted longest ago (a key with none
-// first), then the key whose head has waited longest. A key's queue holds at most the
-// Gate's bound: past it Enter fails at once with ErrQueueFull. A request
-// whose context ends while it waits leaves its queue.
+// first), then the key whose head has waited longest. A key's queue
+// holds at most the Gate's bound: past it Enter fails at once with
+// ErrQueueFull. A request whose context ends while it waits leaves its
+// queue.
+//
+// Fair turns are not enough when the requests are work for the CPU: a
+// flood of one key that holds every slot keeps every core busy, and
+// another key's request then waits for the CPU at every step, not only
+// for a slot (Go's scheduler looks for network events less often while
+// every core has work). So a Gate may have a share: while it is shared
+// (another key has requests running or waiting, or had one admitted in
+// the last second), a key runs at most share requests at once, and its
+// other requests wait although slots are free. A gate with one busy key
+// gives it every slot.
 //
 // Invariants, kept under Gate.mu:
 //
 //   - running is the sum of every key's running, and at most slots.
-//   - A request waits only while every slot is taken: a slot given back
-//     is handed to a waiting request before anyone else may take it.
+//   - A request waits only while every slot is taken or its key runs
+//     its share: a slot given back is handed to a waiting request of a
+//     key below its share before anyone else may take it. A key waiting
+//     for its share runs at least one request, whose end lets it on.
 //   - A key is held while it has requests running or waiting, and ready
 //     holds the keys with waiting requests: a Gate holds nothing of the
 //     keys it served before, whatever their number.
@@ -27,6 +40,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // ErrQueueFull is a request whose key's queue was full.
@@ -35,7 +49,8 @@ var ErrQueueFull = errors.New("too many of this site's requests are waiting to r
 // Gate admits requests to a bounded number of slots. A nil *Gate admits
 // every request at once.
 type Gate struct {
-	slots, queue int
+	slots, queue, share int
+	now                 func() time.Time
 
 	mu      sync.Mutex
 	running int
@@ -43,7 +58,19 @@ type Gate struct {
 	ready   keyHeap         // the keys with waiting requests
 	seq     uint64          // of the next waiter
 	turn    uint64          // of the last admission
+	recent  [2]admitted     // the last two distinct keys admitted, latest first
 }
+
+// admitted is the last admission of a key.
+type admitted struct {
+	name string
+	at   time.Time
+}
+
+// sharedFor is how long after a key's last admission the gate stays
+// shared: a client that sends its next request when the last one is
+// answered finds its share held for it.
+const sharedFor = time.Second
 
 // key is the state of one key's requests.
 type key struct {
@@ -64,9 +91,25 @@ type waiter struct {
 
 // New returns a gate of slots slots (at least one) whose keys' queues
 // hold at most queue requests each (none: a request finding every slot
-// taken is refused).
-func New(slots, queue int) *Gate {
-	return &Gate{slots: max(1, slots), queue: max(0, queue), keys: map[string]*key{}}
+// taken is refused), and whose keys run at most share requests each
+// while it is shared (0 or less: no share).
+func New(slots, queue, share int) *Gate {
+	return &Gate{slots: max(1, slots), queue: max(0, queue), share: max(0, share), now: time.Now, keys: map[string]*key{}}
+}
+
+// capped reports whether st runs its share while the gate is shared.
+func (g *Gate) capped(st *key) bool {
+	if g.share == 0 || st.running < g.share {
+		return false
+	}
+	if len(g.keys) > 1 {
+		return true
+	}
+	other := g.recent[0]
+	if other.name == st.name {
+		other = g.recent[1]
+	}
+	return other.name != "" && g.now().Sub(other.at) < sharedFor
 }
 
 // Slots returns the gate's slots.
@@ -100,7 +143,7 @@ func (g *Gate) Held() int {
 }
 
 // Full reports whether a request of k would be refused now: every slot
-// is taken and k's queue is full. It is a cheap check before a request
+// is taken, or k runs its share, and k's queue is full. It is a cheap check before a request
 // costs anything; Enter decides.
 func (g *Gate) Full(k string) bool {
 	if g == nil {
@@ -108,18 +151,18 @@ func (g *Gate) Full(k string) bool {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.running < g.slots {
+	st := g.keys[k]
+	if g.running < g.slots && (st == nil || !g.capped(st)) {
 		return false
 	}
-	st := g.keys[k]
 	return g.queue == 0 || st != nil && len(st.waiting) >= g.queue
 }
 
 // Enter takes a slot for a request of k, waiting in k's queue while
-// every slot is taken, and returns the function that gives it back,
-// which the caller must call once when the request ends. It returns
-// ErrQueueFull when k's queue is full, or ctx's error when ctx ends
-// first; the request then holds nothing.
+// every slot is taken or k runs its share, and returns the function that
+// gives it back, which the caller must call once when the request ends.
+// It returns ErrQueueFull when k's queue is full, or ctx's error when
+// ctx ends first; the request then holds nothing.
 func (g *Gate) Enter(ctx context.Context, k string) (release func(), err error) {
 	if g == nil {
 		return func() {}, nil
@@ -130,7 +173,7 @@ func (g *Gate) Enter(ctx context.Context, k string) (release func(), err error) 
 		st = &key{name: k, index: -1}
 		g.keys[k] = st
 	}
-	if g.running < g.slots {
+	if g.running < g.slots && !g.capped(st) {
 		g.admit(st)
 		g.mu.Unlock()
 		return g.releaser(st), nil
@@ -183,7 +226,8 @@ func (g *Gate) releaser(st *key) func() {
 }
 
 // release gives a slot of st back and hands the free slots to the
-// waiting requests, the key with the fewest running first.
+// waiting requests, the key with the fewest running first, as long as it
+// is below its share (the keys after it run as many or more).
 func (g *Gate) release(st *key) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -194,6 +238,9 @@ func (g *Gate) release(st *key) {
 	}
 	for g.running < g.slots && len(g.ready) > 0 {
 		next := g.ready[0]
+		if g.capped(next) {
+			break
+		}
 		w := next.waiting[0]
 		next.waiting[0] = nil
 		next.waiting = next.waiting[1:]
@@ -215,6 +262,12 @@ func (g *Gate) admit(st *key) {
 	g.turn++
 	st.running++
 	st.turn = g.turn
+	if g.share > 0 {
+		if g.recent[0].name != st.name {
+			g.recent[1] = g.recent[0]
+		}
+		g.recent[0] = admitted{st.name, g.now()}
+	}
 }
 
 // drop forgets st when it has nothing running or waiting.

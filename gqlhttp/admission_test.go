@@ -25,7 +25,7 @@ type admissionSite struct {
 }
 
 func newAdmissionSite(t *testing.T, slots, queue int, timeout time.Duration) *admissionSite {
-	s := &admissionSite{t: t, gate: admission.New(slots, queue), entered: make(chan string, 16), proceed: map[string]chan struct{}{}}
+	s := &admissionSite{t: t, gate: admission.New(slots, queue, 0), entered: make(chan string, 16), proceed: map[string]chan struct{}{}}
 	for _, name := range []string{"A1", "A2", "A3", "A4", "B1"} {
 		s.proceed[name] = make(chan struct{})
 	}
@@ -223,7 +223,7 @@ func TestAdmissionRefusals(t *testing.T) {
 // TestAdmissionLeavesStreamsOut: a stream held open takes no slot, so
 // with the only slot free and no queue a request still runs beside it.
 func TestAdmissionLeavesStreamsOut(t *testing.T) {
-	gate := admission.New(1, 0)
+	gate := admission.New(1, 0, 0)
 	entered, proceed := make(chan string, 2), make(chan struct{})
 	h := New(newTestSchema(), Options{
 		ComplexityLimit: testComplexityLimit, Admission: gate, AdmissionKey: "a",

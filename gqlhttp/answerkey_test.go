@@ -219,7 +219,7 @@ func quote(s string) string {
 // refused (503). Once it was answered, its spelling is remembered too,
 // and an invalidation forgets them all.
 func TestTheSameRequestAgainIsAnsweredBeforeItIsAdmitted(t *testing.T) {
-	gate := admission.New(1, 0)
+	gate := admission.New(1, 0, 0)
 	a := &answering{}
 	answers := NewAnswerCache(0, nil)
 	a.Handler = New(echoSchema{newTestSchema(), &a.ran}, Options{
