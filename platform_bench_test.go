@@ -132,47 +132,46 @@ func floodOutside(b *testing.B, base string, clients int) func() (ok, refused in
 }
 
 // BenchmarkNoisyNeighbour measures the demo blog's category page (the
-// call budget's query, 20 posts) on demo.localhost while 16 clients flood
-// the other demo publication (notes.localhost) with its own category
-// page as fast as they are answered, on the embedded engine in memory or
-// on the test's DynamoDB (dynamotest.Endpoint), each case on a table of
-// its own seeded with the demo platform. It reports p50 and p99 of the
-// measured page, sent one after another once the server has answered it
-// for 3 seconds (its start's work done), and the flood's answers
+// call budget's query, 20 posts) on demo.localhost, one request after
+// another, alone and then while 16 clients flood the other demo
+// publication (notes.localhost) with its own category page as fast as
+// they are answered, on the same server: the embedded engine in memory,
+// or the test's DynamoDB (dynamotest.Endpoint), each case on a table of
+// its own seeded with the demo platform. Once the server has answered
+// the page for 3 seconds (its start's work done), it measures the page
+// noisyIdleRequests times alone, then b.N times during the flood, and
+// reports both p50s and p99s, the p99s' ratio, and the flood's answers
 // (docs/benchmarks-publications.md):
 //
 //	go test -run '^$' -bench NoisyNeighbour -benchtime 1000x -count 2 .
 //
 // The cases:
 //
-//   - idle and flood: no flood, and the flood, without the admission
-//     stage (-execution-slots -1);
-//   - idle-admitted and flood-admitted: the default admission stage
-//     (-execution-slots, -execution-queue, -publication-execution-slots);
+//   - flood: without the admission stage (-execution-slots -1);
+//   - flood-admitted: the default admission stage (-execution-slots,
+//     -execution-queue, -publication-execution-slots);
 //   - flood-unshared: the admission stage without a publication's share
 //     (-publication-execution-slots -1), fair turns only;
 //   - the outside/ cases: the flood from a process of its own (the test
 //     binary again, TestMain), sharing the machine's cores with the
 //     server but not its Go scheduler, as a flood from another process
 //     on the machine would; the others flood from the benchmark's own
-//     process, whose 16 clients' goroutines queue with the server's.
+//     process, whose clients' goroutines queue with the server's.
 func BenchmarkNoisyNeighbour(b *testing.B) {
+	const clients = 16
 	unbounded := []string{"-execution-slots", "-1"}
 	unshared := []string{"-publication-execution-slots", "-1"}
 	for _, c := range []struct {
 		name    string
-		clients int
 		outside bool
 		args    []string
 	}{
-		{"idle", 0, false, unbounded},
-		{"flood", 16, false, unbounded},
-		{"idle-admitted", 0, false, nil},
-		{"flood-admitted", 16, false, nil},
-		{"flood-unshared", 16, false, unshared},
-		{"outside/flood", 16, true, unbounded},
-		{"outside/flood-admitted", 16, true, nil},
-		{"outside/flood-unshared", 16, true, unshared},
+		{"flood", false, unbounded},
+		{"flood-admitted", false, nil},
+		{"flood-unshared", false, unshared},
+		{"outside/flood", true, unbounded},
+		{"outside/flood-admitted", true, nil},
+		{"outside/flood-unshared", true, unshared},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			args, env := []string{"-port", "0", "-log-format", "json"}, map[string]string(nil)
@@ -183,22 +182,30 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 			defer stop()
 			// Answers are not cached: every request is built.
 			send := noisySender(base)
-			for start := time.Now(); time.Since(start) < 3*time.Second; {
+			page := func() time.Duration {
+				start := time.Now()
 				if code, err := send("demo.localhost", noisyPage); err != nil || code != http.StatusOK {
 					b.Fatalf("category page: %d %v", code, err)
 				}
+				return time.Since(start)
+			}
+			for start := time.Now(); time.Since(start) < 3*time.Second; {
+				page()
+			}
+			idle := make([]time.Duration, noisyIdleRequests)
+			for i := range idle {
+				idle[i] = page()
 			}
 			var stopFlood func() (int, int)
 			switch {
-			case c.clients == 0:
 			case c.outside:
-				stopFlood = floodOutside(b, base, c.clients)
+				stopFlood = floodOutside(b, base, clients)
 			default:
 				ctx, cancel := context.WithCancel(context.Background())
 				var ok, refused int
 				done := make(chan struct{})
 				go func() {
-					ok, refused = flood(ctx, send, c.clients)
+					ok, refused = flood(ctx, send, clients)
 					close(done)
 				}()
 				stopFlood = func() (int, int) {
@@ -210,21 +217,31 @@ func BenchmarkNoisyNeighbour(b *testing.B) {
 			took := make([]time.Duration, 0, b.N)
 			b.ResetTimer()
 			for b.Loop() {
-				start := time.Now()
-				if code, err := send("demo.localhost", noisyPage); err != nil || code != http.StatusOK {
-					b.Fatalf("category page during the flood: %d %v", code, err)
-				}
-				took = append(took, time.Since(start))
+				took = append(took, page())
 			}
 			b.StopTimer()
-			slices.Sort(took)
-			b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
-			b.ReportMetric(float64(took[len(took)*99/100].Microseconds())/1000, "p99-ms")
-			if stopFlood != nil {
-				ok, refused := stopFlood()
-				b.ReportMetric(float64(ok), "flood-200s")
-				b.ReportMetric(float64(refused), "flood-refused")
-			}
+			ok, refused := stopFlood()
+			p50, p99 := percentiles(took)
+			idle50, idle99 := percentiles(idle)
+			b.ReportMetric(idle50, "idle-p50-ms")
+			b.ReportMetric(idle99, "idle-p99-ms")
+			b.ReportMetric(p50, "p50-ms")
+			b.ReportMetric(p99, "p99-ms")
+			b.ReportMetric(p99/idle99, "p99/idle")
+			b.ReportMetric(float64(ok), "flood-200s")
+			b.ReportMetric(float64(refused), "flood-refused")
 		})
 	}
+}
+
+// noisyIdleRequests are the requests BenchmarkNoisyNeighbour measures
+// alone before each flood.
+const noisyIdleRequests = 1000
+
+// percentiles returns the p50 and p99 of took in milliseconds, sorting
+// it.
+func percentiles(took []time.Duration) (p50, p99 float64) {
+	slices.Sort(took)
+	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+	return ms(took[len(took)/2]), ms(took[len(took)*99/100])
 }
