@@ -143,8 +143,8 @@ func (g *Gate) Held() int {
 }
 
 // Full reports whether a request of k would be refused now: every slot
-// is taken, or k runs its share, and k's queue is full. It is a cheap check before a request
-// costs anything; Enter decides.
+// is taken, or k runs its share, and k's queue is full. It is a cheap
+// check before a request costs anything; Enter decides.
 func (g *Gate) Full(k string) bool {
 	if g == nil {
 		return false
