@@ -72,9 +72,11 @@ type config struct {
 	burst        int
 	burstClients int
 	burstFor     time.Duration
-	// answers serves anonymous reads from the answer cache; ops, when
-	// not empty, are the names of the only operations measured.
+	// answers serves anonymous reads from the answer cache; stream
+	// makes the table with a stream; ops, when not empty, are the names
+	// of the only operations measured.
 	answers bool
+	stream  bool
 	ops     []string
 }
 
@@ -124,6 +126,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.burstClients, "burst-clients", 16, "clients of the comment burst")
 	fs.DurationVar(&c.burstFor, "burst-for", 10*time.Second, "length of the comment burst")
 	fs.BoolVar(&c.answers, "answers", false, "serve anonymous reads from the answer cache (-answer-cache-bytes of the server): the cached pages")
+	fs.BoolVar(&c.stream, "stream", false, "make the table with a stream, as the server's is (its change feed reads it): the writes of server and floor pay for it")
 	ops := fs.String("ops", "", "comma-separated `names` of the only operations to measure, e.g. \"category page\" (default all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
@@ -169,7 +172,11 @@ func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*result
 	}
 	defer b.close()
 	dataFile := b.dataFile
-	store := storage.New(b.db, b.table)
+	var storeOpts []storage.Option
+	if cfg.stream {
+		storeOpts = append(storeOpts, storage.WithStream())
+	}
+	store := storage.New(b.db, b.table, storeOpts...)
 	if err := store.CreateTable(ctx); err != nil {
 		return nil, err
 	}
