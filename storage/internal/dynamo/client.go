@@ -85,6 +85,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		}
 		// validateCRC32 instead (checksum.go).
 		o.DisableValidateResponseChecksum = true
+		o.Protocol = readsProtocol{o.Protocol}
 		o.APIOptions = append(o.APIOptions, c.apiOptions...)
 		o.APIOptions = append(o.APIOptions, validateCRC32)
 		if cfg.TracerProvider != nil {
