@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -375,5 +378,59 @@ func TestCorruptFileIsRefused(t *testing.T) {
 	}
 	if _, err := Open(Options{Path: path}); err == nil {
 		t.Fatal("a file that is no database opened")
+	}
+}
+
+// TestAnswerBodyAfterClose closes a Query's answer half read: its buffer
+// has gone back for the next answers, so the closed body reads nothing
+// more, and the next answers, written into that buffer, are whole.
+func TestAnswerBodyAfterClose(t *testing.T) {
+	e, err := Open(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db := engineClient(e)
+	blogTable(t, db, "blog")
+	ctx := context.Background()
+	for i := range 3 {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "P"}, "SK": &types.AttributeValueMemberS{Value: fmt.Sprint(i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	query := func() *http.Response {
+		req, err := http.NewRequest(http.MethodPost, "http://embedded.invalid/", strings.NewReader(
+			`{"TableName":"blog","KeyConditionExpression":"PK = :p","ExpressionAttributeValues":{":p":{"S":"P"}}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("X-Amz-Target", "DynamoDB_20120810.Query")
+		resp, err := e.RoundTrip(req)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("Query: %v %v", resp, err)
+		}
+		return resp
+	}
+	first := query()
+	want, err := io.ReadAll(first.Body)
+	first.Body.Close()
+	if err != nil || !strings.HasPrefix(string(want), `{"Items":[{`) {
+		t.Fatalf("answer %q, %v", want, err)
+	}
+	half := query()
+	if _, err := io.ReadFull(half.Body, make([]byte, len(want)/2)); err != nil {
+		t.Fatal(err)
+	}
+	half.Body.Close()
+	if rest, _ := io.ReadAll(half.Body); len(rest) != 0 {
+		t.Errorf("a closed answer reads %q", rest)
+	}
+	for range 3 {
+		next := query()
+		got, err := io.ReadAll(next.Body)
+		next.Body.Close()
+		if err != nil || string(got) != string(want) {
+			t.Fatalf("next answer %q, want %q", got, want)
+		}
 	}
 }

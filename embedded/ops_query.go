@@ -65,7 +65,10 @@ type readPlan struct {
 
 // page is the answer of a Query or Scan.
 type page struct {
-	items    []byte // the items' JSON, comma separated
+	// items is the start of the answer, `{"Items":[` and the items' JSON,
+	// comma separated (empty for Select COUNT): answer ends it in place,
+	// so the items, most of the answer, are not copied.
+	items    []byte
 	count    int
 	scanned  int
 	last     item
@@ -74,11 +77,14 @@ type page struct {
 	mode     string
 }
 
-func (p *page) appendJSON(b []byte) []byte {
-	b = append(b, '{')
-	if !p.noItems {
-		b = append(b, `"Items":[`...)
-		b = append(b, p.items...)
+const itemsStart = `{"Items":[`
+
+// answer returns the page's JSON, ended on the buffer of its items.
+func (p *page) answer() []byte {
+	b := p.items
+	if p.noItems {
+		b = append(b, '{')
+	} else {
 		b = append(b, "],"...)
 	}
 	b = append(b, `"Count":`...)
@@ -338,7 +344,10 @@ func (pl *readPlan) startAt(esk item, kr *keyRange) error {
 
 // read runs a checked Query or Scan.
 func (s *store) read(pl *readPlan) (*page, error) {
-	out := &page{mode: pl.mode, noItems: pl.count, capacity: &consumed{table: pl.def.Name}, items: make([]byte, 0, 16<<10)}
+	out := &page{mode: pl.mode, noItems: pl.count, capacity: &consumed{table: pl.def.Name}, items: answerBuffer()}
+	if !pl.count {
+		out.items = append(out.items, itemsStart...)
+	}
 	bytesRead := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
 		itemsB := items(tx, pl.def.Name)

@@ -15,6 +15,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // The DynamoDB JSON 1.0 protocol: a POST whose X-Amz-Target header names
@@ -89,6 +90,8 @@ func (e *Engine) RoundTrip(r *http.Request) (*http.Response, error) {
 	runtime.KeepAlive(e)
 	h := make(http.Header, 4)
 	writeHeaders(h, out)
+	answer := &answerBody{buf: out}
+	answer.Reset(out)
 	return &http.Response{
 		Status:        strconv.Itoa(status) + " " + http.StatusText(status),
 		StatusCode:    status,
@@ -96,7 +99,7 @@ func (e *Engine) RoundTrip(r *http.Request) (*http.Response, error) {
 		ProtoMajor:    1,
 		ProtoMinor:    1,
 		Header:        h,
-		Body:          io.NopCloser(bytes.NewReader(out)),
+		Body:          answer,
 		ContentLength: int64(len(out)),
 		Request:       r,
 	}, nil
@@ -120,6 +123,44 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	writeHeaders(w.Header(), out)
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
+	releaseAnswer(out)
+}
+
+// answers holds the buffers answers are written into. An answer of a
+// RoundTrip goes back when its body is closed: whoever read it has copied
+// what they keep. A buffer that grew past maxPooledAnswer is let go.
+var answers sync.Pool
+
+const maxPooledAnswer = 256 << 10
+
+// answerBuffer returns an empty buffer for an answer.
+func answerBuffer() []byte {
+	if p, ok := answers.Get().(*[]byte); ok {
+		return (*p)[:0]
+	}
+	return make([]byte, 0, 16<<10)
+}
+
+func releaseAnswer(b []byte) {
+	if cap(b) > 0 && cap(b) <= maxPooledAnswer {
+		answers.Put(&b)
+	}
+}
+
+// answerBody is the body of a RoundTrip's answer. Closing it gives its
+// buffer back; reading it after that reads nothing.
+type answerBody struct {
+	bytes.Reader
+	buf []byte
+}
+
+func (b *answerBody) Close() error {
+	if b.buf != nil {
+		releaseAnswer(b.buf)
+		b.buf = nil
+		b.Reset(nil)
+	}
+	return nil
 }
 
 func writeHeaders(h http.Header, body []byte) {
@@ -162,12 +203,11 @@ func (s *store) serve(ctx context.Context, target string, body []byte) (status i
 		}
 		return errorBody(apiErr)
 	}
+	if p, ok := res.(*page); ok {
+		return http.StatusOK, p.answer()
+	}
 	if b, ok := res.(jsonBody); ok {
-		size := 512
-		if p, ok := res.(*page); ok {
-			size += len(p.items) // most of a page is its items
-		}
-		return http.StatusOK, b.appendJSON(make([]byte, 0, size))
+		return http.StatusOK, b.appendJSON(answerBuffer())
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {

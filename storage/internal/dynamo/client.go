@@ -33,7 +33,7 @@ type ClientConfig struct {
 	Region   string
 	// LocalCredentials signs requests with fixed credentials, which a
 	// local engine such as DynamoDB Local accepts, instead of the SDK's
-	// default chain. The embedded engine always gets them.
+	// default chain. The embedded engine's requests are not signed.
 	LocalCredentials bool
 	// MaxAttempts bounds the attempts of one call that DynamoDB throttles
 	// or fails with a server or connection error; zero means
@@ -85,6 +85,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		}
 		// validateCRC32 instead (checksum.go).
 		o.DisableValidateResponseChecksum = true
+		o.Protocol = readsProtocol{o.Protocol}
 		o.APIOptions = append(o.APIOptions, c.apiOptions...)
 		o.APIOptions = append(o.APIOptions, validateCRC32)
 		if cfg.TracerProvider != nil {
@@ -150,7 +151,11 @@ func loadConfig(ctx context.Context, cfg ClientConfig) (*loadedConfig, error) {
 		}
 		cfg.Endpoint = "http://embedded.invalid"
 	}
-	if cfg.Embedded || cfg.LocalCredentials {
+	switch {
+	case cfg.Embedded:
+		// The engine in this process checks no signature.
+		opts = append(opts, config.WithCredentialsProvider(aws.AnonymousCredentials{}))
+	case cfg.LocalCredentials:
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)
@@ -162,7 +167,27 @@ func loadConfig(ctx context.Context, cfg ClientConfig) (*loadedConfig, error) {
 	if cfg.Observe != nil {
 		c.apiOptions = append(c.apiOptions, observeCalls(cfg.Observe))
 	}
+	if cfg.Embedded {
+		c.apiOptions = append(c.apiOptions, inProcess)
+	}
 	return c, nil
+}
+
+// inProcess takes out of an embedded client's calls what only a request
+// that leaves the process needs: the headers that identify the client and
+// the invocation to AWS (user agent, invocation id, Lambda trace id) and the
+// hash of the payload that a signature would cover. The engine reads none
+// of them.
+func inProcess(stack *middleware.Stack) error {
+	for _, id := range []string{"ClientRequestID", "UserAgent", "RecursionDetection"} {
+		if _, err := stack.Build.Remove(id); err != nil {
+			return fmt.Errorf("remove %s: %w", id, err)
+		}
+	}
+	if _, err := stack.Finalize.Remove("ComputePayloadHash"); err != nil {
+		return fmt.Errorf("remove ComputePayloadHash: %w", err)
+	}
+	return nil
 }
 
 // backoff returns the wait before retry number attempt (1 for the first):

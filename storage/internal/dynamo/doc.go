@@ -1,5 +1,6 @@
 // Package dynamo holds the table primitives of package storage: the
-// DynamoDB client and its retry policy, request counting and observation,
+// DynamoDB client, its retry policy and its one-pass decoding of the
+// reads' answers (decode.go), request counting and observation,
 // and the calls every operation of the store is built on (one item, a
 // conditional put or update, a batch of items, items read together,
 // a paged Query, and a transaction whose actions carry what their failed
