@@ -27,7 +27,7 @@ func varies(h http.Header, name string) bool {
 // included; the other origin gets no CORS header, so the browser keeps
 // the answer from its page. Every answer varies by Origin.
 func TestCORS(t *testing.T) {
-	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-host", "127.0.0.1"},
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-host", "127.0.0.1"},
 		map[string]string{"CORS_ORIGINS": "https://app.example.com, http://localhost:5173"})
 	defer stop()
 	const allowed, other = "https://app.example.com", "https://evil.example"

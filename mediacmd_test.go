@@ -19,7 +19,7 @@ import (
 // may not, the store answers nothing else, and renditions of no media
 // item are 404.
 func TestMediaRoutes(t *testing.T) {
-	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-host", "127.0.0.1"},
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-host", "127.0.0.1"},
 		map[string]string{"CORS_ORIGINS": "https://app.example.com"})
 	defer stop()
 	upload := base + "/s3/media/uploads/01a22642-734f-7f0e-bece-dc9144b75e3b"

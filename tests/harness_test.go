@@ -55,6 +55,8 @@ type server struct {
 	admin  graphql.Client
 	url    string
 	opts   graph.HandlerOptions
+	// plainStore: the store was made with no option (no stream).
+	plainStore bool
 
 	mu   sync.Mutex
 	last *storage.Counter
@@ -112,7 +114,7 @@ func newServerOn(t *testing.T, storeOpts []storage.Option, verify func(*auth.Con
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, db: db, table: table, store: store, clock: c, cfg: clientCfg}
+	s := &server{t: t, db: db, table: table, store: store, clock: c, cfg: clientCfg, plainStore: len(storeOpts) == 0}
 	vc := auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.Now}
 	if verify != nil {
 		verify(&vc)
