@@ -28,3 +28,19 @@ func TestEverySectionHoldsTheSectionOfEveryTag(t *testing.T) {
 		}
 	}
 }
+
+// TestPostTagsAreEachPostsTagAndCounts checks that PostTags cuts from its
+// one string what TagPost and TagCounts make of each id, in turn.
+func TestPostTagsAreEachPostsTagAndCounts(t *testing.T) {
+	ids := []string{"01HZX", "", "a:b", "01HZY"}
+	var want []string
+	for _, id := range ids {
+		want = append(want, TagPost(id), TagCounts(id))
+	}
+	if got := PostTags(ids); !slices.Equal(got, want) {
+		t.Errorf("PostTags(%q) = %q, want %q", ids, got, want)
+	}
+	if got := PostTags(nil); len(got) != 0 {
+		t.Errorf("PostTags(nil) = %q, want none", got)
+	}
+}

@@ -72,11 +72,18 @@ func tagPosts(ctx context.Context, posts ...*storage.Post) {
 		named = append(named, kind, name)
 		tags = append(tags, tag(name))
 	}
+	ids := make([]string, 0, len(posts))
+	for _, p := range posts {
+		if p != nil {
+			ids = append(ids, p.ID)
+		}
+	}
+	own := frontend.PostTags(ids)
 	for _, p := range posts {
 		if p == nil {
 			continue
 		}
-		tags = append(tags, frontend.TagPost(p.ID), frontend.TagCounts(p.ID))
+		tags, own = append(tags, own[0], own[1]), own[2:]
 		once("author", p.AuthorID, frontend.TagAuthor)
 		if !p.Summary {
 			tags = append(tags, frontend.TagComments(p.ID))

@@ -101,8 +101,8 @@ type ComplexityRoot struct {
 		Bio       func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		Drafts    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		GlobalID  func(childComplexity int) int
 		Head      func(childComplexity int) int
-		ID        func(childComplexity int) int
 		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
@@ -129,8 +129,8 @@ type ComplexityRoot struct {
 	Category struct {
 		Archive     func(childComplexity int) int
 		Description func(childComplexity int) int
+		GlobalID    func(childComplexity int) int
 		Head        func(childComplexity int) int
-		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
 		PostPage    func(childComplexity int, number int, size *int, locale *string) int
@@ -146,7 +146,7 @@ type ComplexityRoot struct {
 		CreatedAt       func(childComplexity int) int
 		Deleted         func(childComplexity int) int
 		EditedAt        func(childComplexity int) int
-		ID              func(childComplexity int) int
+		GlobalID        func(childComplexity int) int
 		Parent          func(childComplexity int) int
 		Post            func(childComplexity int) int
 		Reactions       func(childComplexity int) int
@@ -468,8 +468,8 @@ type ComplexityRoot struct {
 		Body         func(childComplexity int) int
 		BodyHTML     func(childComplexity int) int
 		CreatedAt    func(childComplexity int) int
+		GlobalID     func(childComplexity int) int
 		Head         func(childComplexity int) int
-		ID           func(childComplexity int) int
 		Locale       func(childComplexity int) int
 		Order        func(childComplexity int) int
 		ParentID     func(childComplexity int) int
@@ -527,8 +527,8 @@ type ComplexityRoot struct {
 		CreatedAt          func(childComplexity int) int
 		Excerpt            func(childComplexity int) int
 		Featured           func(childComplexity int) int
+		GlobalID           func(childComplexity int) int
 		Head               func(childComplexity int) int
-		ID                 func(childComplexity int) int
 		Locale             func(childComplexity int) int
 		Locked             func(childComplexity int) int
 		Next               func(childComplexity int) int
@@ -1044,8 +1044,6 @@ type ArchiveMonthResolver interface {
 	EndsAt(ctx context.Context, obj *storage.ArchiveMonth) (*time.Time, error)
 }
 type AuthorResolver interface {
-	ID(ctx context.Context, obj *storage.Author) (string, error)
-
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
 	PostPage(ctx context.Context, obj *storage.Author, number int, size *int, locale *string) (*model.PostPage, error)
@@ -1058,14 +1056,11 @@ type AuthorResolver interface {
 	Avatar(ctx context.Context, obj *storage.Author) (*storage.Image, error)
 }
 type CategoryResolver interface {
-	ID(ctx context.Context, obj *storage.Category) (string, error)
-
 	PostPage(ctx context.Context, obj *storage.Category, number int, size *int, locale *string) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
 type CommentResolver interface {
-	ID(ctx context.Context, obj *storage.Comment) (string, error)
 	Post(ctx context.Context, obj *storage.Comment) (*storage.Post, error)
 	Author(ctx context.Context, obj *storage.Comment) (*storage.Author, error)
 	Commenter(ctx context.Context, obj *storage.Comment) (*storage.Commenter, error)
@@ -1174,8 +1169,6 @@ type MutationResolver interface {
 	RemovePublicationMember(ctx context.Context, input model.RemovePublicationMemberInput) (*model.PublicationMemberPayload, error)
 }
 type PageResolver interface {
-	ID(ctx context.Context, obj *storage.SitePage) (string, error)
-
 	Toc(ctx context.Context, obj *storage.SitePage) ([]*storage.Heading, error)
 	Seo(ctx context.Context, obj *storage.SitePage) (*model.Seo, error)
 	Status(ctx context.Context, obj *storage.SitePage) (model.PostStatus, error)
@@ -1187,8 +1180,6 @@ type PageResolver interface {
 	Translations(ctx context.Context, obj *storage.SitePage) ([]*model.PageTranslation, error)
 }
 type PostResolver interface {
-	ID(ctx context.Context, obj *storage.Post) (string, error)
-
 	Body(ctx context.Context, obj *storage.Post) (string, error)
 	BodyHTML(ctx context.Context, obj *storage.Post) (string, error)
 	Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error)
@@ -1489,18 +1480,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.Drafts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Author.id":
+		if e.ComplexityRoot.Author.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.GlobalID(childComplexity), true
 	case "Author.head":
 		if e.ComplexityRoot.Author.Head == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Author.Head(childComplexity), true
-	case "Author.id":
-		if e.ComplexityRoot.Author.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Author.ID(childComplexity), true
 	case "Author.location":
 		if e.ComplexityRoot.Author.Location == nil {
 			break
@@ -1616,18 +1607,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Category.Description(childComplexity), true
+	case "Category.id":
+		if e.ComplexityRoot.Category.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.GlobalID(childComplexity), true
 	case "Category.head":
 		if e.ComplexityRoot.Category.Head == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Category.Head(childComplexity), true
-	case "Category.id":
-		if e.ComplexityRoot.Category.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Category.ID(childComplexity), true
 	case "Category.name":
 		if e.ComplexityRoot.Category.Name == nil {
 			break
@@ -1712,11 +1703,11 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Comment.EditedAt(childComplexity), true
 	case "Comment.id":
-		if e.ComplexityRoot.Comment.ID == nil {
+		if e.ComplexityRoot.Comment.GlobalID == nil {
 			break
 		}
 
-		return e.ComplexityRoot.Comment.ID(childComplexity), true
+		return e.ComplexityRoot.Comment.GlobalID(childComplexity), true
 	case "Comment.parent":
 		if e.ComplexityRoot.Comment.Parent == nil {
 			break
@@ -3247,18 +3238,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Page.CreatedAt(childComplexity), true
+	case "Page.id":
+		if e.ComplexityRoot.Page.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.GlobalID(childComplexity), true
 	case "Page.head":
 		if e.ComplexityRoot.Page.Head == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Page.Head(childComplexity), true
-	case "Page.id":
-		if e.ComplexityRoot.Page.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Page.ID(childComplexity), true
 	case "Page.locale":
 		if e.ComplexityRoot.Page.Locale == nil {
 			break
@@ -3487,18 +3478,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Featured(childComplexity), true
+	case "Post.id":
+		if e.ComplexityRoot.Post.GlobalID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.GlobalID(childComplexity), true
 	case "Post.head":
 		if e.ComplexityRoot.Post.Head == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Head(childComplexity), true
-	case "Post.id":
-		if e.ComplexityRoot.Post.ID == nil {
-			break
-		}
-
-		return e.ComplexityRoot.Post.ID(childComplexity), true
 	case "Post.locale":
 		if e.ComplexityRoot.Post.Locale == nil {
 			break
@@ -14239,7 +14230,7 @@ func (ec *executionContext) _Author_id(ctx context.Context, field graphql.Collec
 			return ec.fieldContext_Author_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Author().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14250,7 +14241,7 @@ func (ec *executionContext) _Author_id(ctx context.Context, field graphql.Collec
 	)
 }
 func (ec *executionContext) fieldContext_Author_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Author", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Author", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Author_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
@@ -14894,7 +14885,7 @@ func (ec *executionContext) _Category_id(ctx context.Context, field graphql.Coll
 			return ec.fieldContext_Category_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Category().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -14905,7 +14896,7 @@ func (ec *executionContext) _Category_id(ctx context.Context, field graphql.Coll
 	)
 }
 func (ec *executionContext) fieldContext_Category_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Category", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Category", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Category_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
@@ -15184,7 +15175,7 @@ func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Comment_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Comment().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -15195,7 +15186,7 @@ func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.Colle
 	)
 }
 func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Comment", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Comment", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Comment_post(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
@@ -21441,7 +21432,7 @@ func (ec *executionContext) _Page_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Page_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Page().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -21452,7 +21443,7 @@ func (ec *executionContext) _Page_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Page_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Page", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Page", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Page_slug(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
@@ -22221,7 +22212,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 			return ec.fieldContext_Post_id(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Post().ID(ctx, obj)
+			return obj.GlobalID(), nil
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
@@ -22232,7 +22223,7 @@ func (ec *executionContext) _Post_id(ctx context.Context, field graphql.Collecte
 	)
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
-	return graphql.NewScalarFieldContext("Post", field, true, true, "ID")
+	return graphql.NewScalarFieldContext("Post", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Post_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
@@ -36373,11 +36364,10 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Author")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Author_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Author_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "slug":
 			out.Values[i] = ec._Author_slug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36582,11 +36572,10 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Category")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Category_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Category_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "slug":
 			out.Values[i] = ec._Category_slug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -36664,11 +36653,10 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Comment")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Comment_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Comment_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "post":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -39015,11 +39003,10 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Page")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Page_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Page_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "slug":
 			out.Values[i] = ec._Page_slug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -39370,11 +39357,10 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Post")
 		case "id":
-			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
-				true, true,
-				func(ctx context.Context) graphql.Marshaler {
-					return ec._Post_id(ctx, field, obj)
-				})
+			out.Values[i] = ec._Post_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "slug":
 			out.Values[i] = ec._Post_slug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {

@@ -112,7 +112,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
-	cfg := Config{Resolvers: resolver}
+	cfg := Config{Resolvers: newRootResolvers(resolver)}
 	withComplexity(&cfg.Complexity)
 
 	h := opts.HTTP

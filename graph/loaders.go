@@ -72,28 +72,44 @@ type loaderSlot struct {
 // withLoaders gives every request passing through next its own loaders,
 // whose batch sizes go to observe.
 func withLoaders(store *storage.Store, observe func(loader string, keys int, waited bool), next http.Handler) http.Handler {
+	// The loaders' batch functions are made once; a request makes only
+	// the loaders themselves.
+	posts := loaderOf("posts", maxBatch, chargedPosts(store.GetPosts), observe)
+	authors := loaderOf("authors", maxBatch, store.GetAuthors, observe)
+	categories := loaderOf("categories", maxBatch, store.GetCategories, observe)
+	tags := loaderOf("tags", maxBatch, store.GetTags, observe)
+	series := loaderOf("series", maxBatch, store.GetManySeries, observe)
+	translations := loaderOf("translations", maxBatch, store.GetTranslations, observe)
+	sitePages := loaderOf("sitePages", maxBatch, store.GetSitePages, observe)
+	// A comment is looked for where it is published and where it is
+	// held: two keys each.
+	comments := loaderOf("comments", maxBatch/2, store.GetComments, observe)
+	commenters := loaderOf("commenters", maxBatch, store.GetCommenters, observe)
+	stats := loaderOf("stats", 1, statsOf(store), observe)
+	views := loaderOf("views", maxBatch, viewCountsOf(store), observe)
+	reactions := loaderOf("reactions", maxBatch, reactionCountsOf(store), observe)
+	viewerReactions := loaderOf("viewerReactions", maxBatch, viewerReactionsOf(store), observe)
+	membership := loaderOf("membership", 1, membershipOf(store), observe)
+	// Publications' locales: their site items, across publications.
+	publicationLocales := loaderOf("publicationLocales", maxBatch, store.PublicationLocales, observe)
 	make := func() *loaders {
 		return &loaders{
-			posts:        newLoader("posts", maxBatch, chargedPosts(store.GetPosts), observe),
-			authors:      newLoader("authors", maxBatch, store.GetAuthors, observe),
-			categories:   newLoader("categories", maxBatch, store.GetCategories, observe),
-			tags:         newLoader("tags", maxBatch, store.GetTags, observe),
-			series:       newLoader("series", maxBatch, store.GetManySeries, observe),
-			translations: newLoader("translations", maxBatch, store.GetTranslations, observe),
-			sitePages:    newLoader("sitePages", maxBatch, store.GetSitePages, observe),
-			// A comment is looked for where it is published and where it
-			// is held: two keys each.
-			comments:        newLoader("comments", maxBatch/2, store.GetComments, observe),
-			commenters:      newLoader("commenters", maxBatch, store.GetCommenters, observe),
-			stats:           newLoader("stats", 1, statsOf(store), observe),
-			views:           newLoader("views", maxBatch, viewCountsOf(store), observe),
-			reactions:       newLoader("reactions", maxBatch, reactionCountsOf(store), observe),
-			viewerReactions: newLoader("viewerReactions", maxBatch, viewerReactionsOf(store), observe),
-			membership:      newLoader("membership", 1, membershipOf(store), observe),
-			observe:         observe,
-
-			// Publications' locales: their site items, across publications.
-			publicationLocales: newLoader("publicationLocales", maxBatch, store.PublicationLocales, observe),
+			posts:              posts(),
+			authors:            authors(),
+			categories:         categories(),
+			tags:               tags(),
+			series:             series(),
+			translations:       translations(),
+			sitePages:          sitePages(),
+			comments:           comments(),
+			commenters:         commenters(),
+			stats:              stats(),
+			views:              views(),
+			reactions:          reactions(),
+			viewerReactions:    viewerReactions(),
+			membership:         membership(),
+			observe:            observe,
+			publicationLocales: publicationLocales(),
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -159,9 +175,10 @@ func batchObserver(m *metrics.Metrics) func(loader string, keys int, waited bool
 	return m.ObserveBatch
 }
 
-// newLoader makes the loader called name from a batch read that returns
-// values and errors in key order, capacity keys at most a batch.
-func newLoader[K comparable, V any](name string, capacity int, get func(context.Context, []K) ([]V, []error), observe func(string, int, bool)) *dataloader.Loader[K, V] {
+// loaderOf returns what makes the loader called name from a batch read
+// that returns values and errors in key order, capacity keys at most a
+// batch.
+func loaderOf[K comparable, V any](name string, capacity int, get func(context.Context, []K) ([]V, []error), observe func(string, int, bool)) func() *dataloader.Loader[K, V] {
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		// A batch that filled its capacity went out at once; a smaller
 		// one waited for the window to end.
@@ -174,9 +191,11 @@ func newLoader[K comparable, V any](name string, capacity int, get func(context.
 		}
 		return out
 	}
-	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithBatchCapacity[K, V](capacity),
-		dataloader.WithWait[K, V](batchWait))
+	return func() *dataloader.Loader[K, V] {
+		return dataloader.NewBatchedLoader(batch,
+			dataloader.WithBatchCapacity[K, V](capacity),
+			dataloader.WithWait[K, V](batchWait))
+	}
 }
 
 // statsOf returns a batch read of the blog-wide counts: one GetItem,

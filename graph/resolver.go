@@ -57,7 +57,13 @@ func newResolver(store *storage.Store, comments CommentPolicy, hooks *webhooks.S
 // given fields (and __typename), so a denormalized copy can answer it
 // without a read.
 func selectsOnly(ctx context.Context, fields ...string) bool {
-	return onlyOf(graphql.CollectAllFields(ctx), fields...)
+	fc := graphql.GetFieldContext(ctx)
+	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
+		if f.Name != "__typename" && !slices.Contains(fields, f.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // selectionAt returns the names of the fields selected below path, a
@@ -163,3 +169,40 @@ func positive(n int) *int {
 	}
 	return &n
 }
+
+// rootResolvers is the ResolverRoot the handler serves. The generated
+// constructors (Resolver.Post…) allocate a resolver on every call, and the
+// executor calls one for every field with a resolver, on every object of
+// a list; the types that are listed are made once here.
+type rootResolvers struct {
+	*Resolver
+	post      postResolver
+	author    authorResolver
+	category  categoryResolver
+	comment   commentResolver
+	commenter commenterResolver
+	image     imageResolver
+	tag       tagResolver
+	page      pageResolver
+	menuItem  menuItemResolver
+	media     mediaResolver
+}
+
+func newRootResolvers(r *Resolver) *rootResolvers {
+	return &rootResolvers{
+		Resolver: r, post: postResolver{r}, author: authorResolver{r}, category: categoryResolver{r},
+		comment: commentResolver{r}, commenter: commenterResolver{r}, image: imageResolver{r},
+		tag: tagResolver{r}, page: pageResolver{r}, menuItem: menuItemResolver{r}, media: mediaResolver{r},
+	}
+}
+
+func (r *rootResolvers) Post() PostResolver           { return &r.post }
+func (r *rootResolvers) Author() AuthorResolver       { return &r.author }
+func (r *rootResolvers) Category() CategoryResolver   { return &r.category }
+func (r *rootResolvers) Comment() CommentResolver     { return &r.comment }
+func (r *rootResolvers) Commenter() CommenterResolver { return &r.commenter }
+func (r *rootResolvers) Image() ImageResolver         { return &r.image }
+func (r *rootResolvers) Tag() TagResolver             { return &r.tag }
+func (r *rootResolvers) Page() PageResolver           { return &r.page }
+func (r *rootResolvers) MenuItem() MenuItemResolver   { return &r.menuItem }
+func (r *rootResolvers) Media() MediaResolver         { return &r.media }

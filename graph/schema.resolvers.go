@@ -41,11 +41,6 @@ func (r *archiveMonthResolver) EndsAt(ctx context.Context, obj *storage.ArchiveM
 	return new(obj.End()), nil
 }
 
-// ID is the resolver for the id field.
-func (r *authorResolver) ID(ctx context.Context, obj *storage.Author) (string, error) {
-	return authorGID(obj.ID), nil
-}
-
 // AvatarURL is the resolver for the avatarUrl field.
 func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*string, error) {
 	if obj.AvatarURL == "" {
@@ -121,11 +116,6 @@ func (r *authorResolver) Avatar(ctx context.Context, obj *storage.Author) (*stor
 	return pictureOf(obj.Avatar, obj.AvatarURL), nil
 }
 
-// ID is the resolver for the id field.
-func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (string, error) {
-	return categoryGID(obj.Slug), nil
-}
-
 // PostPage is the resolver for the postPage field.
 func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, number int, size *int, locale *string) (*model.PostPage, error) {
 	return r.parentListPage(ctx, storage.CategoryListPartition(obj.Slug), frontend.TagCategory(obj.Slug), number, size, locale)
@@ -156,11 +146,6 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 // Head is the resolver for the head field.
 func (r *categoryResolver) Head(ctx context.Context, obj *storage.Category) (*model.Head, error) {
 	return r.categoryHead(ctx, obj)
-}
-
-// ID is the resolver for the id field.
-func (r *commentResolver) ID(ctx context.Context, obj *storage.Comment) (string, error) {
-	return commentGID(obj.PostID, obj.ID), nil
 }
 
 // Post is the resolver for the post field.
@@ -908,11 +893,6 @@ func (r *mutationResolver) RemovePublicationMember(ctx context.Context, input mo
 	return r.removePublicationMember(ctx, input)
 }
 
-// ID is the resolver for the id field.
-func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
-	return pageGID(obj.ID), nil
-}
-
 // Toc is the resolver for the toc field.
 func (r *pageResolver) Toc(ctx context.Context, obj *storage.SitePage) ([]*storage.Heading, error) {
 	return headings(obj.TOC), nil
@@ -946,11 +926,6 @@ func (r *pageResolver) Locale(ctx context.Context, obj *storage.SitePage) (*stri
 // Translations is the resolver for the translations field.
 func (r *pageResolver) Translations(ctx context.Context, obj *storage.SitePage) ([]*model.PageTranslation, error) {
 	return r.pageTranslationsOf(ctx, obj)
-}
-
-// ID is the resolver for the id field.
-func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
-	return postGID(obj.ID), nil
 }
 
 // Body is the resolver for the body field.
