@@ -167,26 +167,8 @@ func measureScale(b *testing.B, send func() error) scaleFigures {
 	}
 	slices.Sort(took)
 	ms := func(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
-	var answered atomic.Int64
-	var failed atomic.Value
-	deadline := time.Now().Add(2 * time.Second)
-	var wg sync.WaitGroup
-	for range 16 {
-		wg.Go(func() {
-			for time.Now().Before(deadline) {
-				if err := send(); err != nil {
-					failed.Store(err)
-					return
-				}
-				answered.Add(1)
-			}
-		})
-	}
-	wg.Wait()
-	if err, _ := failed.Load().(error); err != nil {
-		b.Fatal(err)
-	}
-	return scaleFigures{p50: ms(took[len(took)/2]), p99: ms(took[len(took)*99/100]), rate: float64(answered.Load()) / 2}
+	answered := floodFor(b, send, 2*time.Second)
+	return scaleFigures{p50: ms(took[len(took)/2]), p99: ms(took[len(took)*99/100]), rate: float64(answered) / 2}
 }
 
 // scaleSender returns a function that asks the server at base for the
