@@ -293,11 +293,7 @@ func (r *reader) value() (types.AttributeValue, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(r.s) == 0 {
-			r.s = make([]types.AttributeValueMemberS, slabSize)
-		}
-		p := &r.s[0]
-		r.s = r.s[1:]
+		p := next(&r.s)
 		p.Value = s
 		v = p
 	case "N":
@@ -305,11 +301,7 @@ func (r *reader) value() (types.AttributeValue, bool) {
 		if !ok {
 			return nil, false
 		}
-		if len(r.n) == 0 {
-			r.n = make([]types.AttributeValueMemberN, slabSize)
-		}
-		p := &r.n[0]
-		r.n = r.n[1:]
+		p := next(&r.n)
 		p.Value = s
 		v = p
 	case "BOOL", "NULL":
@@ -566,4 +558,15 @@ func (r *reader) copy(b []byte) string {
 	off := len(r.arena)
 	r.arena = append(r.arena, b...)
 	return unsafe.String(&r.arena[off], len(b))
+}
+
+// next returns the next free element of slab, a new slab of slabSize
+// when it is used up.
+func next[T any](slab *[]T) *T {
+	if len(*slab) == 0 {
+		*slab = make([]T, slabSize)
+	}
+	p := &(*slab)[0]
+	*slab = (*slab)[1:]
+	return p
 }
