@@ -16,6 +16,7 @@ import (
 
 	"encoding/json"
 	"fmt"
+	"github.com/blogql/blog/changefeed"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/internal/dynamotest"
@@ -396,6 +397,11 @@ func BenchmarkCommentWriteUnitsPaced(b *testing.B) {
 // background included, as the server's own metrics report them, and 4
 // each in the foreground (the comment and the post's count item, in a
 // transaction; DynamoDB Local reports a transaction's units once).
+//
+// The comments take about a tenth of a second on an idle machine, but
+// several on a busy one, and the change feed's writes that share a
+// burst's events go by the clock: the test allows what its rates allow
+// for the time the comments took (spreadUnits).
 func TestACommentCostsAtMostSixWriteUnits(t *testing.T) {
 	if dynamotest.Endpoint(t) != "" {
 		longtest.Skip(t, "comments on DynamoDB, whose re-render settles a minute after its claim")
@@ -403,7 +409,21 @@ func TestACommentCostsAtMostSixWriteUnits(t *testing.T) {
 	c := measureComments(t, 100, 4, 0)
 	t.Log(c)
 	fg, total := c.perComment()
-	if fg > 4 || total > 6 {
-		t.Errorf("a comment costs %.2f write units in the foreground and %.2f in all, want at most 4 and 6", fg, total)
+	limit := 6 + spreadUnits(c.took)/float64(c.n)
+	if fg > 4 || total > limit {
+		t.Errorf("a comment costs %.2f write units in the foreground and %.2f in all, want at most 4 and %.2f (6, and %.2f for the %v the comments took)",
+			fg, total, limit, limit-6, c.took.Round(time.Millisecond))
 	}
+}
+
+// spreadUnits are the write units the change feed may spend besides the
+// events over a burst of writes that lasts took: an append a quarter of
+// a second (changefeed.DefaultAppendGap), whose log head and shard
+// checkpoint are a unit each, doubled in a transaction, and a last
+// event item rounded up to a kilobyte, doubled too: 6; and a checkpoint
+// of each of the dozen workers a second, as often as the writes pause
+// for a second, when each worker moves its own: 12.
+func spreadUnits(took time.Duration) float64 {
+	perSecond := 6*float64(time.Second/changefeed.DefaultAppendGap) + 12
+	return perSecond * took.Seconds()
 }
