@@ -36111,7 +36111,7 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36165,7 +36165,7 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, addCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36198,7 +36198,7 @@ func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, addPostToSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36236,7 +36236,7 @@ func (ec *executionContext) _AddPublicationHostPayload(ctx context.Context, sel 
 	fields := graphql.CollectFields(ec.OperationContext, sel, addPublicationHostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36269,7 +36269,7 @@ func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, approveCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36302,7 +36302,7 @@ func (ec *executionContext) _ArchiveMonth(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, archiveMonthImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36358,7 +36358,7 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, authorImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36484,7 +36484,7 @@ func (ec *executionContext) _AuthorConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, authorConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36528,7 +36528,7 @@ func (ec *executionContext) _AuthorEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, authorEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36566,7 +36566,7 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36647,7 +36647,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36754,7 +36754,7 @@ func (ec *executionContext) _CommentChangeEvent(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentChangeEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36807,7 +36807,7 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36851,7 +36851,7 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36889,7 +36889,7 @@ func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, commentEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36932,7 +36932,7 @@ func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, commenterImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -36984,7 +36984,7 @@ func (ec *executionContext) _CompleteUploadPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, completeUploadPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37017,7 +37017,7 @@ func (ec *executionContext) _CreateAuthorPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, createAuthorPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37050,7 +37050,7 @@ func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37083,7 +37083,7 @@ func (ec *executionContext) _CreatePagePayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, createPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37116,7 +37116,7 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, createPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37149,7 +37149,7 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, createPreviewLinkPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37192,7 +37192,7 @@ func (ec *executionContext) _CreatePublicationPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, createPublicationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37225,7 +37225,7 @@ func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, createSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37258,7 +37258,7 @@ func (ec *executionContext) _CreateUploadPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, createUploadPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37291,7 +37291,7 @@ func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, createWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37329,7 +37329,7 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37367,7 +37367,7 @@ func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMediaPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37400,7 +37400,7 @@ func (ec *executionContext) _DeleteMyAccountPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMyAccountPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37433,7 +37433,7 @@ func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, deletePagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37466,7 +37466,7 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37499,7 +37499,7 @@ func (ec *executionContext) _DeleteSeriesPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37532,7 +37532,7 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37565,7 +37565,7 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, draftConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37609,7 +37609,7 @@ func (ec *executionContext) _Head(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, headImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37667,7 +37667,7 @@ func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, headingImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37710,7 +37710,7 @@ func (ec *executionContext) _HttpHeader(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, httpHeaderImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37748,7 +37748,7 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, imageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37822,7 +37822,7 @@ func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, localizedSiteImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37870,7 +37870,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37940,7 +37940,7 @@ func (ec *executionContext) _MediaConnection(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -37978,7 +37978,7 @@ func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38016,7 +38016,7 @@ func (ec *executionContext) _MediaUsage(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, mediaUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38064,7 +38064,7 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38138,7 +38138,7 @@ func (ec *executionContext) _MemberConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38176,7 +38176,7 @@ func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, memberEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38214,7 +38214,7 @@ func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, menuImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38252,7 +38252,7 @@ func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, menuItemImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38309,7 +38309,7 @@ func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, mergeTagsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38342,7 +38342,7 @@ func (ec *executionContext) _MetaTag(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, metaTagImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38385,7 +38385,7 @@ func (ec *executionContext) _MoveSeriesPostPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, moveSeriesPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38421,7 +38421,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -38909,7 +38909,7 @@ func (ec *executionContext) _OutboxEmail(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, outboxEmailImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -38997,7 +38997,7 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39117,7 +39117,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39165,7 +39165,7 @@ func (ec *executionContext) _PageTranslation(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39203,7 +39203,7 @@ func (ec *executionContext) _PageTranslationPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39236,7 +39236,7 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, pendingCommentConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39280,7 +39280,7 @@ func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, pingWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39313,7 +39313,7 @@ func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, popularPostImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39351,7 +39351,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39606,7 +39606,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39650,7 +39650,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39688,7 +39688,7 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, postEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39746,7 +39746,7 @@ func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, postPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39799,7 +39799,7 @@ func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, postSeriesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39849,7 +39849,7 @@ func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet
 	fields := graphql.CollectFields(ec.OperationContext, sel, postStatsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39892,7 +39892,7 @@ func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -39963,7 +39963,7 @@ func (ec *executionContext) _PublicationConnection(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40001,7 +40001,7 @@ func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40039,7 +40039,7 @@ func (ec *executionContext) _PublicationMember(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40087,7 +40087,7 @@ func (ec *executionContext) _PublicationMemberConnection(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40125,7 +40125,7 @@ func (ec *executionContext) _PublicationMemberEdge(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40163,7 +40163,7 @@ func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40196,7 +40196,7 @@ func (ec *executionContext) _PublicationUsage(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, publicationUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40244,7 +40244,7 @@ func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, publishPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40277,7 +40277,7 @@ func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40313,7 +40313,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	})
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		innerCtx := graphql.WithRootFieldContext(ctx, &graphql.RootFieldContext{
 			Object: field.Name,
@@ -40546,7 +40546,7 @@ func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, reactionCountImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40584,7 +40584,7 @@ func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, reactionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40622,7 +40622,7 @@ func (ec *executionContext) _ReaderSession(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40670,7 +40670,7 @@ func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40728,7 +40728,7 @@ func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, recordViewPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40761,7 +40761,7 @@ func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, redeliverWebhookEventPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40794,7 +40794,7 @@ func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, referrerViewsImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40832,7 +40832,7 @@ func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, rejectCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40865,7 +40865,7 @@ func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, removePostFromSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40903,7 +40903,7 @@ func (ec *executionContext) _RemovePublicationHostPayload(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, removePublicationHostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40936,7 +40936,7 @@ func (ec *executionContext) _RenameTagPayload(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, renameTagPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -40969,7 +40969,7 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, replyConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41013,7 +41013,7 @@ func (ec *executionContext) _RequestSignInLinkPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, requestSignInLinkPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41051,7 +41051,7 @@ func (ec *executionContext) _RestorePostRevisionPayload(ctx context.Context, sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, restorePostRevisionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41084,7 +41084,7 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41170,7 +41170,7 @@ func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41213,7 +41213,7 @@ func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, revisionEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41251,7 +41251,7 @@ func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41289,7 +41289,7 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41337,7 +41337,7 @@ func (ec *executionContext) _SearchEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41375,7 +41375,7 @@ func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41419,7 +41419,7 @@ func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, searchResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41468,7 +41468,7 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 	fields := graphql.CollectFields(ec.OperationContext, sel, seoImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41521,7 +41521,7 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41598,7 +41598,7 @@ func (ec *executionContext) _SeriesConnection(ctx context.Context, sel ast.Selec
 	fields := graphql.CollectFields(ec.OperationContext, sel, seriesConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41636,7 +41636,7 @@ func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, seriesEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41674,7 +41674,7 @@ func (ec *executionContext) _SetNewsletterSubscriptionPayload(ctx context.Contex
 	fields := graphql.CollectFields(ec.OperationContext, sel, setNewsletterSubscriptionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41707,7 +41707,7 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 	fields := graphql.CollectFields(ec.OperationContext, sel, setPostFeaturedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41740,7 +41740,7 @@ func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationLimitsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41773,7 +41773,7 @@ func (ec *executionContext) _SetPublicationStatusPayload(ctx context.Context, se
 	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationStatusPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41806,7 +41806,7 @@ func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, s
 	fields := graphql.CollectFields(ec.OperationContext, sel, setReplyNotificationsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41839,7 +41839,7 @@ func (ec *executionContext) _SignOutPayload(ctx context.Context, sel ast.Selecti
 	fields := graphql.CollectFields(ec.OperationContext, sel, signOutPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -41872,7 +41872,7 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 	fields := graphql.CollectFields(ec.OperationContext, sel, siteImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42009,7 +42009,7 @@ func (ec *executionContext) _SitePageConnection(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42047,7 +42047,7 @@ func (ec *executionContext) _SitePageEdge(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42085,7 +42085,7 @@ func (ec *executionContext) _SocialAccount(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, socialAccountImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42151,7 +42151,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42222,7 +42222,7 @@ func (ec *executionContext) _TagConnection(ctx context.Context, sel ast.Selectio
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42260,7 +42260,7 @@ func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, tagEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42298,7 +42298,7 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42336,7 +42336,7 @@ func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, translationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42369,7 +42369,7 @@ func (ec *executionContext) _UnpublishPagePayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, unpublishPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42402,7 +42402,7 @@ func (ec *executionContext) _UnpublishPostPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, unpublishPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42435,7 +42435,7 @@ func (ec *executionContext) _UpdateAuthorPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateAuthorPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42468,7 +42468,7 @@ func (ec *executionContext) _UpdateCategoryPayload(ctx context.Context, sel ast.
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateCategoryPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42501,7 +42501,7 @@ func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42534,7 +42534,7 @@ func (ec *executionContext) _UpdateMediaPayload(ctx context.Context, sel ast.Sel
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateMediaPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42567,7 +42567,7 @@ func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, updatePagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42600,7 +42600,7 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42633,7 +42633,7 @@ func (ec *executionContext) _UpdatePublicationPayload(ctx context.Context, sel a
 	fields := graphql.CollectFields(ec.OperationContext, sel, updatePublicationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42666,7 +42666,7 @@ func (ec *executionContext) _UpdateSeriesPayload(ctx context.Context, sel ast.Se
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42699,7 +42699,7 @@ func (ec *executionContext) _UpdateSitePayload(ctx context.Context, sel ast.Sele
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateSitePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42732,7 +42732,7 @@ func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.S
 	fields := graphql.CollectFields(ec.OperationContext, sel, updateWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42765,7 +42765,7 @@ func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, uploadImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42813,7 +42813,7 @@ func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSe
 	fields := graphql.CollectFields(ec.OperationContext, sel, viewsOnDayImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42851,7 +42851,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -42935,7 +42935,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43008,7 +43008,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43061,7 +43061,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43109,7 +43109,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43167,7 +43167,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43225,7 +43225,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":
@@ -43283,7 +43283,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
-	deferred := graphql.NewDeferredGroup(ctx)
+	deferred := deferredGroup(ctx, fields)
 	for i, field := range fields {
 		switch field.Name {
 		case "__typename":

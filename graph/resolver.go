@@ -1,6 +1,7 @@
 package graph
 
 //go:generate go tool gqlgen generate
+//go:generate go run ./internal/lazydefer generated.go
 
 import (
 	"context"

@@ -190,6 +190,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "missing required variable", body: request("query($slug: String!) { post(slug: $slug) { title } }", nil), code: validation},
 		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: validation},
 		{name: "Int literal one past 32 bits", body: request("{ posts(first: 2147483648) { totalCount } }", nil), code: validation},
+		// An answer in parts, which no transport here sends.
+		{name: "a deferred fragment", body: request("{ posts(first: 2) { edges { node { id ... @defer { author { name } } } } } }", nil), code: validation},
 		// Limits on the operation.
 		{name: "too deep", body: request(nested(gqlhttp.MaxDepth+1), nil), code: "DEPTH_LIMIT_EXCEEDED"},
 		{name: "alias flood", body: request("{ posts(first: 1) { edges { node { "+aliases(gqlhttp.MaxAliases+1, "title")+"} } } }", nil),
