@@ -14,10 +14,11 @@
 //
 //	go run ./cmd/bench -backend embedded    # its data file in a fresh temporary directory
 //	scripts/dynamodb-local.sh run 8765 -- go run ./cmd/bench -backend local
-//	go run ./cmd/bench -answers -ops "category page" -markdown ""   # the cached category page
+//	go run ./cmd/bench -answers -ops "category page"   # the cached category page
 //
 // scripts/bench.sh runs both. Results go to bench/results-<backend>.json and
-// into the table of that backend in BENCHMARKS.md.
+// into the table of that backend in BENCHMARKS.md; those of a run with
+// -ops, -answers or -stream only to where -out and -markdown say.
 //
 // With -burst N it measures the comment burst instead (burst.go): N
 // comments a second on one post from -burst-clients clients for
@@ -118,8 +119,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.concurrency, "concurrency", 16, "workers of the throughput rounds")
 	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each throughput round, server and floor each")
 	fs.IntVar(&c.rounds, "rounds", 3, "throughput rounds per operation, alternating floor and server")
-	fs.StringVar(&c.out, "out", "", "results `file` (default bench/results-<backend>.json)")
-	fs.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "`file` whose table for the backend is replaced with the results; empty: none")
+	fs.StringVar(&c.out, "out", "", "results `file` (default bench/results-<backend>.json; none for a run with -ops, -answers or -stream)")
+	fs.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "`file` whose table for the backend is replaced with the results; empty: none (the default for a run with -ops, -answers or -stream)")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements (after the warm-up) to `file`")
 	fs.StringVar(&c.dataDir, "data", "", "`directory` of the embedded engine's data file, as the server keeps it (default a fresh temporary one, removed after)")
 	fs.IntVar(&c.burst, "burst", 0, "run the comment burst instead: `comments` a second on one post, and the time until every list shows the final count (0: the operations)")
@@ -133,6 +134,19 @@ func parseFlags(args []string) (*config, error) {
 	}
 	if *ops != "" {
 		c.ops = strings.Split(*ops, ",")
+	}
+	// A run of some operations, or of another setup than the tables',
+	// writes the results file and the table only where its flags say:
+	// by default they hold the full runs.
+	if c.burst == 0 && (c.ops != nil || c.answers || c.stream) {
+		named := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { named[f.Name] = true })
+		if !named["out"] {
+			c.out = "-"
+		}
+		if !named["markdown"] {
+			c.markdown = ""
+		}
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -153,6 +167,8 @@ func parseFlags(args []string) (*config, error) {
 	switch {
 	case c.burst < 0 || (c.burst > 0 && (c.burstClients < 1 || c.burstFor <= 0)):
 		return nil, errors.New("-burst must not be negative; with it, -burst-clients at least 1 and -burst-for positive")
+	case c.out == "-":
+		c.out = ""
 	case c.out == "" && c.burst > 0:
 		c.out = "bench/burst-" + c.backend + ".json"
 	case c.out == "":

@@ -70,3 +70,29 @@ func TestBurstConverges(t *testing.T) {
 			res.Acked, res.Failed, res.FirstError, res.MaxSyncsPerSecond)
 	}
 }
+
+// TestPartialRunsKeepTheTables: a run of some operations, or of another
+// setup, writes no results file and no table unless its flags name them;
+// a full run writes both where they belong.
+func TestPartialRunsKeepTheTables(t *testing.T) {
+	for _, tc := range []struct {
+		args          []string
+		out, markdown string
+	}{
+		{nil, "bench/results-embedded.json", "BENCHMARKS.md"},
+		{[]string{"-burst", "200"}, "bench/burst-embedded.json", "BENCHMARKS.md"},
+		{[]string{"-ops", "category page"}, "", ""},
+		{[]string{"-answers"}, "", ""},
+		{[]string{"-stream", "-ops", "addComment"}, "", ""},
+		{[]string{"-ops", "feed", "-out", "feed.json"}, "feed.json", ""},
+		{[]string{"-answers", "-markdown", "CACHED.md"}, "", "CACHED.md"},
+	} {
+		c, err := parseFlags(tc.args)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.args, err)
+		}
+		if c.out != tc.out || c.markdown != tc.markdown {
+			t.Errorf("%q: results %q, table in %q; want %q and %q", tc.args, c.out, c.markdown, tc.out, tc.markdown)
+		}
+	}
+}

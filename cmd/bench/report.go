@@ -237,17 +237,19 @@ func readMemory() memory {
 }
 
 // write saves r as JSON to cfg.out and replaces the backend's table in
-// cfg.markdown.
+// cfg.markdown, each when named.
 func (r *results) write(cfg *config) error {
-	raw, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(cfg.out, append(raw, '\n'), 0o644); err != nil {
-		return err
+	if cfg.out != "" {
+		raw, err := json.MarshalIndent(r, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := os.MkdirAll(filepath.Dir(cfg.out), 0o755); err != nil {
+			return err
+		}
+		if err := os.WriteFile(cfg.out, append(raw, '\n'), 0o644); err != nil {
+			return err
+		}
 	}
 	table := r.markdown()
 	fmt.Print(table)
