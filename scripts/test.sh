@@ -6,7 +6,7 @@
 # server apart from the embedded store (scripts/s3rver.sh). Extra arguments go to `go test`, e.g.
 # scripts/test.sh -run Pagination.
 #
-#   scripts/test.sh          the suite, both backends (a few minutes)
+#   scripts/test.sh          the suite, both backends (about 14 minutes on 2 cores)
 #   scripts/test.sh -long    the long runs only (load, soak, crash, fleet:
 #                            the tests that call longtest.Skip), both
 #                            backends, as the suite (CI runs it)
