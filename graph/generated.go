@@ -13823,75 +13823,30 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // region    **************************** field.gotpl *****************************
 
 func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Account_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Account_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Account", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Account_email(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Account_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Email)
 }
 func (ec *executionContext) fieldContext_Account_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Account", field, false, false, "String")
 }
 
 func (ec *executionContext) _Account_emailVerified(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Account_emailVerified(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EmailVerified, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.EmailVerified)
 }
 func (ec *executionContext) fieldContext_Account_emailVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Account", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Account_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14107,23 +14062,7 @@ func (ec *executionContext) fieldContext_ApproveCommentPayload_comment(_ context
 }
 
 func (ec *executionContext) _ArchiveMonth_year(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ArchiveMonth_year(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Year, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Year)
 }
 func (ec *executionContext) fieldContext_ArchiveMonth_year(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ArchiveMonth", field, false, false, "Int")
@@ -14153,23 +14092,7 @@ func (ec *executionContext) fieldContext_ArchiveMonth_month(_ context.Context, f
 }
 
 func (ec *executionContext) _ArchiveMonth_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ArchiveMonth_postCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.PostCount)
 }
 func (ec *executionContext) fieldContext_ArchiveMonth_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ArchiveMonth", field, false, false, "Int")
@@ -14222,92 +14145,28 @@ func (ec *executionContext) fieldContext_ArchiveMonth_endsAt(_ context.Context, 
 }
 
 func (ec *executionContext) _Author_id(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Author_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Author_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Author_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, false, false, "String")
 }
 
 func (ec *executionContext) _Author_name(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Author_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, false, false, "String")
 }
 
 func (ec *executionContext) _Author_bio(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_bio(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Bio, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Bio)
 }
 func (ec *executionContext) fieldContext_Author_bio(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, false, false, "String")
@@ -14337,6 +14196,9 @@ func (ec *executionContext) fieldContext_Author_avatarUrl(_ context.Context, fie
 }
 
 func (ec *executionContext) _Author_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14360,6 +14222,9 @@ func (ec *executionContext) fieldContext_Author_createdAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _Author_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.UpdatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -14383,46 +14248,14 @@ func (ec *executionContext) fieldContext_Author_updatedAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _Author_version(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Author_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Author_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Author_postCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.PostCount)
 }
 func (ec *executionContext) fieldContext_Author_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, false, false, "Int")
@@ -14822,23 +14655,7 @@ func (ec *executionContext) fieldContext_AuthorConnection_totalCount(_ context.C
 }
 
 func (ec *executionContext) _AuthorEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.AuthorEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_AuthorEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_AuthorEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("AuthorEdge", field, false, false, "String")
@@ -14877,138 +14694,42 @@ func (ec *executionContext) fieldContext_AuthorEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Category_id(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Category_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Category_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Category_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, "String")
 }
 
 func (ec *executionContext) _Category_name(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Category_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, "String")
 }
 
 func (ec *executionContext) _Category_description(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Description)
 }
 func (ec *executionContext) fieldContext_Category_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, "String")
 }
 
 func (ec *executionContext) _Category_version(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Category_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Category_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Category_postCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.PostCount)
 }
 func (ec *executionContext) fieldContext_Category_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Category", field, false, false, "Int")
@@ -15167,23 +14888,7 @@ func (ec *executionContext) fieldContext_Category_head(_ context.Context, field 
 }
 
 func (ec *executionContext) _Comment_id(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Comment_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Comment_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, true, false, "ID")
@@ -15286,29 +14991,16 @@ func (ec *executionContext) fieldContext_Comment_commenter(_ context.Context, fi
 }
 
 func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Comment_body(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Body, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Body)
 }
 func (ec *executionContext) fieldContext_Comment_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "String")
 }
 
 func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15332,23 +15024,7 @@ func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, fi
 }
 
 func (ec *executionContext) _Comment_editedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Comment_editedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EditedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalODateTime2timeᚐTime(ctx, field.Selections, obj.EditedAt)
 }
 func (ec *executionContext) fieldContext_Comment_editedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "DateTime")
@@ -15486,23 +15162,7 @@ func (ec *executionContext) fieldContext_Comment_replyConnection(ctx context.Con
 }
 
 func (ec *executionContext) _Comment_deleted(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Comment_deleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Deleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Deleted)
 }
 func (ec *executionContext) fieldContext_Comment_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "Boolean")
@@ -15564,29 +15224,16 @@ func (ec *executionContext) fieldContext_Comment_viewerReactions(_ context.Conte
 }
 
 func (ec *executionContext) _CommentChangeEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CommentChangeEvent_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_CommentChangeEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _CommentChangeEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.Time); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -15610,46 +15257,14 @@ func (ec *executionContext) fieldContext_CommentChangeEvent_time(_ context.Conte
 }
 
 func (ec *executionContext) _CommentChangeEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CommentChangeEvent_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.CommentChangeKind) graphql.Marshaler {
-			return ec.marshalNCommentChangeKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeKind(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNCommentChangeKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeKind(ctx, field.Selections, obj.Kind)
 }
 func (ec *executionContext) fieldContext_CommentChangeEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, "CommentChangeKind")
 }
 
 func (ec *executionContext) _CommentChangeEvent_commentId(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CommentChangeEvent_commentId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CommentID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.CommentID)
 }
 func (ec *executionContext) fieldContext_CommentChangeEvent_commentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, "ID")
@@ -15775,23 +15390,7 @@ func (ec *executionContext) fieldContext_CommentConnection_totalCount(_ context.
 }
 
 func (ec *executionContext) _CommentEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CommentEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_CommentEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentEdge", field, false, false, "String")
@@ -15830,29 +15429,16 @@ func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, fie
 }
 
 func (ec *executionContext) _CommentEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CommentEvent_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_CommentEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _CommentEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.CommentEvent) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.Time); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16169,29 +15755,16 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _CreatePreviewLinkPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatePreviewLinkPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreatePreviewLinkPayload_token(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Token, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Token)
 }
 func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreatePreviewLinkPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _CreatePreviewLinkPayload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CreatePreviewLinkPayload) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.ExpiresAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -16375,23 +15948,7 @@ func (ec *executionContext) fieldContext_CreateWebhookPayload_webhook(_ context.
 }
 
 func (ec *executionContext) _CreateWebhookPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_CreateWebhookPayload_secret(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Secret, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Secret)
 }
 func (ec *executionContext) fieldContext_CreateWebhookPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("CreateWebhookPayload", field, false, false, "String")
@@ -16430,92 +15987,28 @@ func (ec *executionContext) fieldContext_DeleteCommentPayload_comment(_ context.
 }
 
 func (ec *executionContext) _DeleteCommentPayload_deletedCommentId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteCommentPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeletedCommentID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.DeletedCommentID)
 }
 func (ec *executionContext) fieldContext_DeleteCommentPayload_deletedCommentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteCommentPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeleteMediaPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteMediaPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteMediaPayload_deletedId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeletedID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.DeletedID)
 }
 func (ec *executionContext) fieldContext_DeleteMediaPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteMediaPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeleteMyAccountPayload_accountId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteMyAccountPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteMyAccountPayload_accountId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AccountID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.AccountID)
 }
 func (ec *executionContext) fieldContext_DeleteMyAccountPayload_accountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteMyAccountPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeletePagePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePagePayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeletePagePayload_deletedId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeletedID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.DeletedID)
 }
 func (ec *executionContext) fieldContext_DeletePagePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeletePagePayload", field, false, false, "ID")
@@ -16554,46 +16047,14 @@ func (ec *executionContext) fieldContext_DeletePostPayload_post(_ context.Contex
 }
 
 func (ec *executionContext) _DeleteSeriesPayload_slug(ctx context.Context, field graphql.CollectedField, obj *model.DeleteSeriesPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteSeriesPayload_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_DeleteSeriesPayload_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteSeriesPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeletedID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.DeletedID)
 }
 func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, "ID")
@@ -16687,92 +16148,28 @@ func (ec *executionContext) fieldContext_DraftConnection_totalCount(_ context.Co
 }
 
 func (ec *executionContext) _Head_title(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Head_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Head_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
 }
 
 func (ec *executionContext) _Head_description(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Head_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Description)
 }
 func (ec *executionContext) fieldContext_Head_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
 }
 
 func (ec *executionContext) _Head_canonicalUrl(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Head_canonicalUrl(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CanonicalURL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CanonicalURL)
 }
 func (ec *executionContext) fieldContext_Head_canonicalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
 }
 
 func (ec *executionContext) _Head_robots(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Head_robots(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Robots, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Robots)
 }
 func (ec *executionContext) fieldContext_Head_robots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
@@ -16811,184 +16208,56 @@ func (ec *executionContext) fieldContext_Head_meta(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Head_jsonLd(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Head_jsonLd(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.JSONLd, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.JSONLd)
 }
 func (ec *executionContext) fieldContext_Head_jsonLd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
 }
 
 func (ec *executionContext) _Heading_level(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Heading_level(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Level, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Level)
 }
 func (ec *executionContext) fieldContext_Heading_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Heading", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Heading_text(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Heading_text(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Text, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Text)
 }
 func (ec *executionContext) fieldContext_Heading_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Heading", field, false, false, "String")
 }
 
 func (ec *executionContext) _Heading_anchor(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Heading_anchor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Anchor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Anchor)
 }
 func (ec *executionContext) fieldContext_Heading_anchor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Heading", field, false, false, "String")
 }
 
 func (ec *executionContext) _HttpHeader_name(ctx context.Context, field graphql.CollectedField, obj *model.HTTPHeader) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_HttpHeader_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_HttpHeader_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HttpHeader", field, false, false, "String")
 }
 
 func (ec *executionContext) _HttpHeader_value(ctx context.Context, field graphql.CollectedField, obj *model.HTTPHeader) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_HttpHeader_value(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Value, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Value)
 }
 func (ec *executionContext) fieldContext_HttpHeader_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("HttpHeader", field, false, false, "String")
 }
 
 func (ec *executionContext) _Image_url(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Image_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.URL)
 }
 func (ec *executionContext) fieldContext_Image_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Image", field, false, false, "String")
 }
 
 func (ec *executionContext) _Image_alt(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Image_alt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Alt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Alt)
 }
 func (ec *executionContext) fieldContext_Image_alt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Image", field, false, false, "String")
@@ -17154,69 +16423,21 @@ func (ec *executionContext) fieldContext_Image_sizes(_ context.Context, field gr
 }
 
 func (ec *executionContext) _LocalizedSite_locale(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LocalizedSite_locale(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Locale, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Locale)
 }
 func (ec *executionContext) fieldContext_LocalizedSite_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
 }
 
 func (ec *executionContext) _LocalizedSite_title(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LocalizedSite_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Title)
 }
 func (ec *executionContext) fieldContext_LocalizedSite_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
 }
 
 func (ec *executionContext) _LocalizedSite_description(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_LocalizedSite_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description)
 }
 func (ec *executionContext) fieldContext_LocalizedSite_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
@@ -17255,23 +16476,7 @@ func (ec *executionContext) fieldContext_LocalizedSite_menus(_ context.Context, 
 }
 
 func (ec *executionContext) _Media_id(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Media_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Media_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Media", field, false, false, "ID")
@@ -17310,23 +16515,7 @@ func (ec *executionContext) fieldContext_Media_image(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Media_filename(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Media_filename(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Filename, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Filename)
 }
 func (ec *executionContext) fieldContext_Media_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Media", field, false, false, "String")
@@ -17356,52 +16545,23 @@ func (ec *executionContext) fieldContext_Media_format(_ context.Context, field g
 }
 
 func (ec *executionContext) _Media_byteSize(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Media_byteSize(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ByteSize, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.ByteSize)
 }
 func (ec *executionContext) fieldContext_Media_byteSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Media", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Media_uploadedBy(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Media_uploadedBy(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Owner, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Owner)
 }
 func (ec *executionContext) fieldContext_Media_uploadedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Media", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Media_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17425,6 +16585,9 @@ func (ec *executionContext) fieldContext_Media_createdAt(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Media_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.UpdatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17512,23 +16675,7 @@ func (ec *executionContext) fieldContext_MediaConnection_pageInfo(_ context.Cont
 }
 
 func (ec *executionContext) _MediaEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MediaEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MediaEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_MediaEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MediaEdge", field, false, false, "String")
@@ -17567,161 +16714,49 @@ func (ec *executionContext) fieldContext_MediaEdge_node(_ context.Context, field
 }
 
 func (ec *executionContext) _MediaUsage_bytes(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MediaUsage_bytes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Bytes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Bytes)
 }
 func (ec *executionContext) fieldContext_MediaUsage_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MediaUsage_files(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MediaUsage_files(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Files, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Files)
 }
 func (ec *executionContext) fieldContext_MediaUsage_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MediaUsage_bytesLimit(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MediaUsage_bytesLimit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BytesLimit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.BytesLimit)
 }
 func (ec *executionContext) fieldContext_MediaUsage_bytesLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _MediaUsage_filesLimit(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MediaUsage_filesLimit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.FilesLimit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.FilesLimit)
 }
 func (ec *executionContext) fieldContext_MediaUsage_filesLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Member_accountId(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Member_accountId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AccountID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.AccountID)
 }
 func (ec *executionContext) fieldContext_Member_accountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Member", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Member_email(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Member_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Email)
 }
 func (ec *executionContext) fieldContext_Member_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Member", field, false, false, "String")
 }
 
 func (ec *executionContext) _Member_emailVerified(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Member_emailVerified(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EmailVerified, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.EmailVerified)
 }
 func (ec *executionContext) fieldContext_Member_emailVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
@@ -17774,6 +16809,9 @@ func (ec *executionContext) fieldContext_Member_newsletters(_ context.Context, f
 }
 
 func (ec *executionContext) _Member_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17797,6 +16835,9 @@ func (ec *executionContext) fieldContext_Member_createdAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _Member_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.LastSeenAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -17820,46 +16861,14 @@ func (ec *executionContext) fieldContext_Member_lastSeenAt(_ context.Context, fi
 }
 
 func (ec *executionContext) _Member_newsletter(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Member_newsletter(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Newsletter, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Newsletter)
 }
 func (ec *executionContext) fieldContext_Member_newsletter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Member_replyNotifications(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Member_replyNotifications(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ReplyNotifications, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.ReplyNotifications)
 }
 func (ec *executionContext) fieldContext_Member_replyNotifications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
@@ -17930,23 +16939,7 @@ func (ec *executionContext) fieldContext_MemberConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _MemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MemberEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MemberEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_MemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MemberEdge", field, false, false, "String")
@@ -17985,23 +16978,7 @@ func (ec *executionContext) fieldContext_MemberEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Menu_name(ctx context.Context, field graphql.CollectedField, obj *storage.Menu) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Menu_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Menu_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Menu", field, false, false, "String")
@@ -18040,23 +17017,7 @@ func (ec *executionContext) fieldContext_Menu_items(_ context.Context, field gra
 }
 
 func (ec *executionContext) _MenuItem_label(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MenuItem_label(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Label, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Label)
 }
 func (ec *executionContext) fieldContext_MenuItem_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MenuItem", field, false, false, "String")
@@ -18187,69 +17148,21 @@ func (ec *executionContext) fieldContext_MergeTagsPayload_tag(_ context.Context,
 }
 
 func (ec *executionContext) _MetaTag_attribute(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MetaTag_attribute(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Attribute, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Attribute)
 }
 func (ec *executionContext) fieldContext_MetaTag_attribute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
 }
 
 func (ec *executionContext) _MetaTag_key(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MetaTag_key(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Key, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Key)
 }
 func (ec *executionContext) fieldContext_MetaTag_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
 }
 
 func (ec *executionContext) _MetaTag_content(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_MetaTag_content(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Content, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Content)
 }
 func (ec *executionContext) fieldContext_MetaTag_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
@@ -21148,236 +20061,79 @@ func (ec *executionContext) fieldContext_Mutation_removePublicationMember(ctx co
 }
 
 func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "ID")
 }
 
 func (ec *executionContext) _OutboxEmail_to(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_to(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.To, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.To)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_subject(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_subject(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Subject, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Subject)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_kind(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Kind)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_state(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_state(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.State, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.State)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_transport(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_transport(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Transport, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Transport)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_transport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_text(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_text(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Text, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Text)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_html(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_html(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HTML, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.HTML)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_html(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_attempts(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_attempts(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Attempts, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Attempts)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "Int")
 }
 
 func (ec *executionContext) _OutboxEmail_lastError(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_lastError(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.LastError, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.LastError)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
 }
 
 func (ec *executionContext) _OutboxEmail_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21401,138 +20157,42 @@ func (ec *executionContext) fieldContext_OutboxEmail_createdAt(_ context.Context
 }
 
 func (ec *executionContext) _OutboxEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_OutboxEmail_sentAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SentAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalODateTime2ᚖtimeᚐTime(ctx, field.Selections, obj.SentAt)
 }
 func (ec *executionContext) fieldContext_OutboxEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "DateTime")
 }
 
 func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Page_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Page_slug(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Page_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "String")
 }
 
 func (ec *executionContext) _Page_title(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Page_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "String")
 }
 
 func (ec *executionContext) _Page_body(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_body(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Body, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Body)
 }
 func (ec *executionContext) fieldContext_Page_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "String")
 }
 
 func (ec *executionContext) _Page_bodyHtml(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_bodyHtml(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.BodyHTML, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.BodyHTML)
 }
 func (ec *executionContext) fieldContext_Page_bodyHtml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "String")
@@ -21626,23 +20286,7 @@ func (ec *executionContext) fieldContext_Page_status(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Page_order(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_order(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Order, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Order)
 }
 func (ec *executionContext) fieldContext_Page_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "Int")
@@ -21672,6 +20316,9 @@ func (ec *executionContext) fieldContext_Page_parentId(_ context.Context, field 
 }
 
 func (ec *executionContext) _Page_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21695,6 +20342,9 @@ func (ec *executionContext) fieldContext_Page_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Page_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.UpdatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -21718,46 +20368,14 @@ func (ec *executionContext) fieldContext_Page_updatedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Page_publishedAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_publishedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PublishedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalODateTime2timeᚐTime(ctx, field.Selections, obj.PublishedAt)
 }
 func (ec *executionContext) fieldContext_Page_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "DateTime")
 }
 
 func (ec *executionContext) _Page_version(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Page_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Page_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Page", field, false, false, "Int")
@@ -21851,115 +20469,35 @@ func (ec *executionContext) fieldContext_Page_translations(_ context.Context, fi
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasNextPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasNextPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.HasNextPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasNextPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_hasPreviousPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_hasPreviousPage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.HasPreviousPage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.HasPreviousPage)
 }
 func (ec *executionContext) fieldContext_PageInfo_hasPreviousPage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PageInfo_startCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_startCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.StartCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.StartCursor)
 }
 func (ec *executionContext) fieldContext_PageInfo_startCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageInfo_endCursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EndCursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.EndCursor)
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
 }
 
 func (ec *executionContext) _PageTranslation_locale(ctx context.Context, field graphql.CollectedField, obj *model.PageTranslation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PageTranslation_locale(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Locale, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Locale)
 }
 func (ec *executionContext) fieldContext_PageTranslation_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageTranslation", field, false, false, "String")
@@ -22181,115 +20719,35 @@ func (ec *executionContext) fieldContext_PopularPost_post(_ context.Context, fie
 }
 
 func (ec *executionContext) _PopularPost_views(ctx context.Context, field graphql.CollectedField, obj *model.PopularPost) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PopularPost_views(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Views, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Views)
 }
 func (ec *executionContext) fieldContext_PopularPost_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PopularPost", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.GlobalID(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())
 }
 func (ec *executionContext) fieldContext_Post_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, true, false, "ID")
 }
 
 func (ec *executionContext) _Post_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Post_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "String")
 }
 
 func (ec *executionContext) _Post_title(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Post_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "String")
 }
 
 func (ec *executionContext) _Post_excerpt(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_excerpt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Excerpt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Excerpt)
 }
 func (ec *executionContext) fieldContext_Post_excerpt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "String")
@@ -22374,46 +20832,14 @@ func (ec *executionContext) fieldContext_Post_toc(_ context.Context, field graph
 }
 
 func (ec *executionContext) _Post_wordCount(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_wordCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WordCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.WordCount)
 }
 func (ec *executionContext) fieldContext_Post_wordCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Post_readingTimeMinutes(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_readingTimeMinutes(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ReadingMinutes, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.ReadingMinutes)
 }
 func (ec *executionContext) fieldContext_Post_readingTimeMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
@@ -22507,6 +20933,9 @@ func (ec *executionContext) fieldContext_Post_status(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Post_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22530,6 +20959,9 @@ func (ec *executionContext) fieldContext_Post_createdAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Post_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.UpdatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -22553,46 +20985,14 @@ func (ec *executionContext) fieldContext_Post_updatedAt(_ context.Context, field
 }
 
 func (ec *executionContext) _Post_publishedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_publishedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PublishedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalODateTime2timeᚐTime(ctx, field.Selections, obj.PublishedAt)
 }
 func (ec *executionContext) fieldContext_Post_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "DateTime")
 }
 
 func (ec *executionContext) _Post_version(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Post_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
@@ -22663,23 +21063,7 @@ func (ec *executionContext) fieldContext_Post_categories(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Post_commentCount(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_commentCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CommentCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.CommentCount)
 }
 func (ec *executionContext) fieldContext_Post_commentCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "Int")
@@ -23022,23 +21406,7 @@ func (ec *executionContext) fieldContext_Post_head(_ context.Context, field grap
 }
 
 func (ec *executionContext) _Post_featured(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Post_featured(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Featured, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Featured)
 }
 func (ec *executionContext) fieldContext_Post_featured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, false, false, "Boolean")
@@ -23475,23 +21843,7 @@ func (ec *executionContext) fieldContext_PostConnection_totalCount(_ context.Con
 }
 
 func (ec *executionContext) _PostEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PostEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_PostEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostEdge", field, false, false, "String")
@@ -23530,29 +21882,16 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 }
 
 func (ec *executionContext) _PostEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostEvent_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_PostEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostEvent", field, false, false, "String")
 }
 
 func (ec *executionContext) _PostEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.Time); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -23576,69 +21915,21 @@ func (ec *executionContext) fieldContext_PostEvent_time(_ context.Context, field
 }
 
 func (ec *executionContext) _PostEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostEvent_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.PostEventKind) graphql.Marshaler {
-			return ec.marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx, field.Selections, obj.Kind)
 }
 func (ec *executionContext) fieldContext_PostEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostEvent", field, false, false, "PostEventKind")
 }
 
 func (ec *executionContext) _PostEvent_deleted(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostEvent_deleted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Deleted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Deleted)
 }
 func (ec *executionContext) fieldContext_PostEvent_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostEvent", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _PostEvent_postId(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostEvent_postId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.PostID)
 }
 func (ec *executionContext) fieldContext_PostEvent_postId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostEvent", field, false, false, "ID")
@@ -23677,92 +21968,28 @@ func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field
 }
 
 func (ec *executionContext) _PostPage_number(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostPage_number(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Number, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Number)
 }
 func (ec *executionContext) fieldContext_PostPage_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PostPage_size(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostPage_size(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Size, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Size)
 }
 func (ec *executionContext) fieldContext_PostPage_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PostPage_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostPage_totalPages(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalPages, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.TotalPages)
 }
 func (ec *executionContext) fieldContext_PostPage_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PostPage_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostPage_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_PostPage_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
@@ -23833,23 +22060,7 @@ func (ec *executionContext) fieldContext_PostSeries_series(_ context.Context, fi
 }
 
 func (ec *executionContext) _PostSeries_position(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostSeries_position(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Position, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Position)
 }
 func (ec *executionContext) fieldContext_PostSeries_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostSeries", field, false, false, "Int")
@@ -23952,23 +22163,7 @@ func (ec *executionContext) fieldContext_PostStats_days(_ context.Context, field
 }
 
 func (ec *executionContext) _PostStats_views(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PostStats_views(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Views, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Views)
 }
 func (ec *executionContext) fieldContext_PostStats_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PostStats", field, false, false, "Int")
@@ -24007,69 +22202,21 @@ func (ec *executionContext) fieldContext_PostStats_topReferrers(_ context.Contex
 }
 
 func (ec *executionContext) _Publication_id(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Publication_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Publication_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Publication", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Publication_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Publication_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Publication_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Publication", field, false, false, "String")
 }
 
 func (ec *executionContext) _Publication_title(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Publication_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Publication_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Publication", field, false, false, "String")
@@ -24122,6 +22269,9 @@ func (ec *executionContext) fieldContext_Publication_status(_ context.Context, f
 }
 
 func (ec *executionContext) _Publication_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24264,23 +22414,7 @@ func (ec *executionContext) fieldContext_PublicationConnection_pageInfo(_ contex
 }
 
 func (ec *executionContext) _PublicationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PublicationEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_PublicationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationEdge", field, false, false, "String")
@@ -24319,46 +22453,14 @@ func (ec *executionContext) fieldContext_PublicationEdge_node(_ context.Context,
 }
 
 func (ec *executionContext) _PublicationMember_account(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationMember_account(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AccountID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.AccountID)
 }
 func (ec *executionContext) fieldContext_PublicationMember_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "ID")
 }
 
 func (ec *executionContext) _PublicationMember_email(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationMember_email(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Email, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalOString2string(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2string(ctx, field.Selections, obj.Email)
 }
 func (ec *executionContext) fieldContext_PublicationMember_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "String")
@@ -24388,6 +22490,9 @@ func (ec *executionContext) fieldContext_PublicationMember_role(_ context.Contex
 }
 
 func (ec *executionContext) _PublicationMember_addedAt(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -24475,23 +22580,7 @@ func (ec *executionContext) fieldContext_PublicationMemberConnection_pageInfo(_ 
 }
 
 func (ec *executionContext) _PublicationMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationMemberEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_PublicationMemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationMemberEdge", field, false, false, "String")
@@ -24562,92 +22651,28 @@ func (ec *executionContext) fieldContext_PublicationMemberPayload_member(_ conte
 }
 
 func (ec *executionContext) _PublicationUsage_posts(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationUsage_posts(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Posts, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Posts)
 }
 func (ec *executionContext) fieldContext_PublicationUsage_posts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PublicationUsage_webhooks(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationUsage_webhooks(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Webhooks, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Webhooks)
 }
 func (ec *executionContext) fieldContext_PublicationUsage_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PublicationUsage_postsLimit(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationUsage_postsLimit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostsLimit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.PostsLimit)
 }
 func (ec *executionContext) fieldContext_PublicationUsage_postsLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _PublicationUsage_webhooksLimit(ctx context.Context, field graphql.CollectedField, obj *model.PublicationUsage) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_PublicationUsage_webhooksLimit(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.WebhooksLimit, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
-			return ec.marshalOInt2ᚖint(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOInt2ᚖint(ctx, field.Selections, obj.WebhooksLimit)
 }
 func (ec *executionContext) fieldContext_PublicationUsage_webhooksLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PublicationUsage", field, false, false, "Int")
@@ -26077,46 +24102,14 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 }
 
 func (ec *executionContext) _ReactionCount_kind(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReactionCount_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v model.ReactionKind) graphql.Marshaler {
-			return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, field.Selections, obj.Kind)
 }
 func (ec *executionContext) fieldContext_ReactionCount_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "ReactionKind")
 }
 
 func (ec *executionContext) _ReactionCount_count(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReactionCount_count(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Count, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Count)
 }
 func (ec *executionContext) fieldContext_ReactionCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "Int")
@@ -26187,29 +24180,16 @@ func (ec *executionContext) fieldContext_ReactionPayload_comment(_ context.Conte
 }
 
 func (ec *executionContext) _ReaderSession_id(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReaderSession_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_ReaderSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "ID")
 }
 
 func (ec *executionContext) _ReaderSession_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26233,6 +24213,9 @@ func (ec *executionContext) fieldContext_ReaderSession_createdAt(_ context.Conte
 }
 
 func (ec *executionContext) _ReaderSession_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.LastUsedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26256,52 +24239,23 @@ func (ec *executionContext) fieldContext_ReaderSession_lastUsedAt(_ context.Cont
 }
 
 func (ec *executionContext) _ReaderSession_userAgent(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReaderSession_userAgent(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UserAgent, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.UserAgent)
 }
 func (ec *executionContext) fieldContext_ReaderSession_userAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReaderSessionPayload_accessToken(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReaderSessionPayload_accessToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.AccessToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.AccessToken)
 }
 func (ec *executionContext) fieldContext_ReaderSessionPayload_accessToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReaderSessionPayload_accessTokenExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.AccessTokenExpiresAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26325,23 +24279,7 @@ func (ec *executionContext) fieldContext_ReaderSessionPayload_accessTokenExpires
 }
 
 func (ec *executionContext) _ReaderSessionPayload_refreshToken(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReaderSessionPayload_refreshToken(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RefreshToken, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.RefreshToken)
 }
 func (ec *executionContext) fieldContext_ReaderSessionPayload_refreshToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
@@ -26412,46 +24350,14 @@ func (ec *executionContext) fieldContext_ReaderSessionPayload_account(_ context.
 }
 
 func (ec *executionContext) _ReaderSessionPayload_redirectTo(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReaderSessionPayload_redirectTo(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.RedirectTo, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.RedirectTo)
 }
 func (ec *executionContext) fieldContext_ReaderSessionPayload_redirectTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _RecordViewPayload_counted(ctx context.Context, field graphql.CollectedField, obj *model.RecordViewPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RecordViewPayload_counted(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Counted, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Counted)
 }
 func (ec *executionContext) fieldContext_RecordViewPayload_counted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RecordViewPayload", field, false, false, "Boolean")
@@ -26490,46 +24396,14 @@ func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_delivery(_
 }
 
 func (ec *executionContext) _ReferrerViews_domain(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferrerViews_domain(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Domain, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Domain)
 }
 func (ec *executionContext) fieldContext_ReferrerViews_domain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "String")
 }
 
 func (ec *executionContext) _ReferrerViews_views(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ReferrerViews_views(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Views, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Views)
 }
 func (ec *executionContext) fieldContext_ReferrerViews_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "Int")
@@ -26783,29 +24657,16 @@ func (ec *executionContext) fieldContext_ReplyConnection_totalCount(_ context.Co
 }
 
 func (ec *executionContext) _RequestSignInLinkPayload_sent(ctx context.Context, field graphql.CollectedField, obj *model.RequestSignInLinkPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RequestSignInLinkPayload_sent(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Sent, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Sent)
 }
 func (ec *executionContext) fieldContext_RequestSignInLinkPayload_sent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RequestSignInLinkPayload", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _RequestSignInLinkPayload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.RequestSignInLinkPayload) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.ExpiresAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26884,23 +24745,7 @@ func (ec *executionContext) fieldContext_Revision_id(_ context.Context, field gr
 }
 
 func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Revision_number(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.N, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.N)
 }
 func (ec *executionContext) fieldContext_Revision_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Int")
@@ -26939,6 +24784,9 @@ func (ec *executionContext) fieldContext_Revision_editor(_ context.Context, fiel
 }
 
 func (ec *executionContext) _Revision_editedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.At); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -26985,69 +24833,21 @@ func (ec *executionContext) fieldContext_Revision_changedFields(_ context.Contex
 }
 
 func (ec *executionContext) _Revision_title(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Revision_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Revision_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
 }
 
 func (ec *executionContext) _Revision_excerpt(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Revision_excerpt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Excerpt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Excerpt)
 }
 func (ec *executionContext) fieldContext_Revision_excerpt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
 }
 
 func (ec *executionContext) _Revision_body(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Revision_body(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Body, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Body)
 }
 func (ec *executionContext) fieldContext_Revision_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "String")
@@ -27118,23 +24918,7 @@ func (ec *executionContext) fieldContext_Revision_seo(_ context.Context, field g
 }
 
 func (ec *executionContext) _Revision_version(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Revision_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Revision_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Revision", field, false, false, "Int")
@@ -27205,46 +24989,14 @@ func (ec *executionContext) fieldContext_RevisionConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _RevisionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RevisionConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RevisionConnection_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_RevisionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionConnection", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RevisionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RevisionEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RevisionEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_RevisionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RevisionEdge", field, false, false, "String")
@@ -27315,23 +25067,7 @@ func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_webhook(_ co
 }
 
 func (ec *executionContext) _RotateWebhookSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Secret, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Secret)
 }
 func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("RotateWebhookSecretPayload", field, false, false, "String")
@@ -27402,23 +25138,7 @@ func (ec *executionContext) fieldContext_SearchConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _SearchConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.SearchConnection) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchConnection_totalCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.TotalCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.TotalCount)
 }
 func (ec *executionContext) fieldContext_SearchConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchConnection", field, false, false, "Int")
@@ -27457,23 +25177,7 @@ func (ec *executionContext) fieldContext_SearchConnection_categories(_ context.C
 }
 
 func (ec *executionContext) _SearchEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SearchEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_SearchEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchEdge", field, false, false, "String")
@@ -27512,23 +25216,7 @@ func (ec *executionContext) fieldContext_SearchEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _SearchFacet_slug(ctx context.Context, field graphql.CollectedField, obj *model.SearchFacet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchFacet_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_SearchFacet_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, "String")
@@ -27567,23 +25255,7 @@ func (ec *executionContext) fieldContext_SearchFacet_category(_ context.Context,
 }
 
 func (ec *executionContext) _SearchFacet_count(ctx context.Context, field graphql.CollectedField, obj *model.SearchFacet) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchFacet_count(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Count, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Count)
 }
 func (ec *executionContext) fieldContext_SearchFacet_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchFacet", field, false, false, "Int")
@@ -27645,230 +25317,70 @@ func (ec *executionContext) fieldContext_SearchResult_score(_ context.Context, f
 }
 
 func (ec *executionContext) _SearchResult_title(ctx context.Context, field graphql.CollectedField, obj *model.SearchResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchResult_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_SearchResult_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchResult", field, false, false, "String")
 }
 
 func (ec *executionContext) _SearchResult_snippet(ctx context.Context, field graphql.CollectedField, obj *model.SearchResult) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SearchResult_snippet(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Snippet, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Snippet)
 }
 func (ec *executionContext) fieldContext_SearchResult_snippet(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SearchResult", field, false, false, "String")
 }
 
 func (ec *executionContext) _Seo_title(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Seo_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Seo_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Seo_description(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Seo_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Description)
 }
 func (ec *executionContext) fieldContext_Seo_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Seo_canonicalUrl(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Seo_canonicalUrl(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.CanonicalURL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.CanonicalURL)
 }
 func (ec *executionContext) fieldContext_Seo_canonicalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Seo_ogImage(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Seo_ogImage(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.OgImage, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.OgImage)
 }
 func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "String")
 }
 
 func (ec *executionContext) _Seo_noindex(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Seo_noindex(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Noindex, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Noindex)
 }
 func (ec *executionContext) fieldContext_Seo_noindex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _Series_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Series_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Series_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Series", field, false, false, "String")
 }
 
 func (ec *executionContext) _Series_title(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Series_title(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Title, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Title)
 }
 func (ec *executionContext) fieldContext_Series_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Series", field, false, false, "String")
 }
 
 func (ec *executionContext) _Series_description(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Series_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Description)
 }
 func (ec *executionContext) fieldContext_Series_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Series", field, false, false, "String")
@@ -27939,23 +25451,7 @@ func (ec *executionContext) fieldContext_Series_owner(_ context.Context, field g
 }
 
 func (ec *executionContext) _Series_version(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Series_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Series_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Series", field, false, false, "Int")
@@ -28146,23 +25642,7 @@ func (ec *executionContext) fieldContext_SeriesConnection_pageInfo(_ context.Con
 }
 
 func (ec *executionContext) _SeriesEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SeriesEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SeriesEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_SeriesEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SeriesEdge", field, false, false, "String")
@@ -28201,23 +25681,7 @@ func (ec *executionContext) fieldContext_SeriesEdge_node(_ context.Context, fiel
 }
 
 func (ec *executionContext) _SetNewsletterSubscriptionPayload_subscribed(ctx context.Context, field graphql.CollectedField, obj *model.SetNewsletterSubscriptionPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SetNewsletterSubscriptionPayload_subscribed(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Subscribed, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Subscribed)
 }
 func (ec *executionContext) fieldContext_SetNewsletterSubscriptionPayload_subscribed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SetNewsletterSubscriptionPayload", field, false, false, "Boolean")
@@ -28320,46 +25784,14 @@ func (ec *executionContext) fieldContext_SetPublicationStatusPayload_publication
 }
 
 func (ec *executionContext) _SetReplyNotificationsPayload_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SetReplyNotificationsPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SetReplyNotificationsPayload_enabled(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Enabled, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Enabled)
 }
 func (ec *executionContext) fieldContext_SetReplyNotificationsPayload_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SetReplyNotificationsPayload", field, false, false, "Boolean")
 }
 
 func (ec *executionContext) _SignOutPayload_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SignOutPayload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SignOutPayload_sessionId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SessionID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.SessionID)
 }
 func (ec *executionContext) fieldContext_SignOutPayload_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SignOutPayload", field, false, false, "ID")
@@ -28660,46 +26092,14 @@ func (ec *executionContext) fieldContext_Site_socialLinks(_ context.Context, fie
 }
 
 func (ec *executionContext) _Site_version(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Site_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Site_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Site", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Site_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Site_updatedAt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.UpdatedAt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
-			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalODateTime2timeᚐTime(ctx, field.Selections, obj.UpdatedAt)
 }
 func (ec *executionContext) fieldContext_Site_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Site", field, false, false, "DateTime")
@@ -28921,23 +26321,7 @@ func (ec *executionContext) fieldContext_SitePageConnection_pageInfo(_ context.C
 }
 
 func (ec *executionContext) _SitePageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SitePageEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SitePageEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_SitePageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SitePageEdge", field, false, false, "String")
@@ -28976,46 +26360,14 @@ func (ec *executionContext) fieldContext_SitePageEdge_node(_ context.Context, fi
 }
 
 func (ec *executionContext) _SocialAccount_network(ctx context.Context, field graphql.CollectedField, obj *storage.SocialAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SocialAccount_network(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Network, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Network)
 }
 func (ec *executionContext) fieldContext_SocialAccount_network(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SocialAccount", field, false, false, "String")
 }
 
 func (ec *executionContext) _SocialAccount_url(ctx context.Context, field graphql.CollectedField, obj *storage.SocialAccount) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_SocialAccount_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.URL)
 }
 func (ec *executionContext) fieldContext_SocialAccount_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("SocialAccount", field, false, false, "String")
@@ -29242,92 +26594,28 @@ func (ec *executionContext) fieldContext_Subscription_postPublished(ctx context.
 }
 
 func (ec *executionContext) _Tag_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Tag_slug(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Slug, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Slug)
 }
 func (ec *executionContext) fieldContext_Tag_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
 func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Tag_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "String")
 }
 
 func (ec *executionContext) _Tag_version(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Tag_version(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Version, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.Version)
 }
 func (ec *executionContext) fieldContext_Tag_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Tag_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Tag_postCount(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.PostCount, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
-			return ec.marshalNInt2int64(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt64)(&obj.PostCount)
 }
 func (ec *executionContext) fieldContext_Tag_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Tag", field, false, false, "Int")
@@ -29550,23 +26838,7 @@ func (ec *executionContext) fieldContext_TagConnection_pageInfo(_ context.Contex
 }
 
 func (ec *executionContext) _TagEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TagEdge) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_TagEdge_cursor(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Cursor, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Cursor)
 }
 func (ec *executionContext) fieldContext_TagEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("TagEdge", field, false, false, "String")
@@ -29605,23 +26877,7 @@ func (ec *executionContext) fieldContext_TagEdge_node(_ context.Context, field g
 }
 
 func (ec *executionContext) _Translation_locale(ctx context.Context, field graphql.CollectedField, obj *model.Translation) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Translation_locale(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Locale, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Locale)
 }
 func (ec *executionContext) fieldContext_Translation_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Translation", field, false, false, "String")
@@ -30076,46 +27332,14 @@ func (ec *executionContext) fieldContext_UpdateWebhookPayload_webhook(_ context.
 }
 
 func (ec *executionContext) _Upload_id(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Upload_id(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.ID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNID2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.ID)
 }
 func (ec *executionContext) fieldContext_Upload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Upload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Upload_url(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Upload_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.URL)
 }
 func (ec *executionContext) fieldContext_Upload_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Upload", field, false, false, "String")
@@ -30154,6 +27378,9 @@ func (ec *executionContext) fieldContext_Upload_headers(_ context.Context, field
 }
 
 func (ec *executionContext) _Upload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.ExpiresAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30177,46 +27404,14 @@ func (ec *executionContext) fieldContext_Upload_expiresAt(_ context.Context, fie
 }
 
 func (ec *executionContext) _ViewsOnDay_date(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ViewsOnDay_date(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Date, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Date)
 }
 func (ec *executionContext) fieldContext_ViewsOnDay_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "String")
 }
 
 func (ec *executionContext) _ViewsOnDay_views(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_ViewsOnDay_views(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Views, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Views)
 }
 func (ec *executionContext) fieldContext_ViewsOnDay_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "Int")
@@ -30246,23 +27441,7 @@ func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field gra
 }
 
 func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Webhook_url(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.URL, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.URL)
 }
 func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, "String")
@@ -30315,23 +27494,7 @@ func (ec *executionContext) fieldContext_Webhook_description(_ context.Context, 
 }
 
 func (ec *executionContext) _Webhook_enabled(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_Webhook_enabled(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Enabled, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.Enabled)
 }
 func (ec *executionContext) fieldContext_Webhook_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Webhook", field, false, false, "Boolean")
@@ -30361,6 +27524,9 @@ func (ec *executionContext) fieldContext_Webhook_disabledReason(_ context.Contex
 }
 
 func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.CreatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30384,6 +27550,9 @@ func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, fi
 }
 
 func (ec *executionContext) _Webhook_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.UpdatedAt); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30474,23 +27643,7 @@ func (ec *executionContext) fieldContext_Webhook_recentDeliveries(ctx context.Co
 }
 
 func (ec *executionContext) _WebhookDelivery_eventId(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WebhookDelivery_eventId(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.EventID, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.EventID)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "String")
@@ -30520,29 +27673,16 @@ func (ec *executionContext) fieldContext_WebhookDelivery_eventType(_ context.Con
 }
 
 func (ec *executionContext) _WebhookDelivery_attempt(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext_WebhookDelivery_attempt(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Attempt, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
-			return ec.marshalNInt2int(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonInt)(&obj.Attempt)
 }
 func (ec *executionContext) fieldContext_WebhookDelivery_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, "Int")
 }
 
 func (ec *executionContext) _WebhookDelivery_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	if res := model.MarshalDateTime(obj.At); res != graphql.Null {
+		return res
+	}
 	return graphql.ResolveField(
 		ctx,
 		ec.OperationContext,
@@ -30658,69 +27798,21 @@ func (ec *executionContext) fieldContext_WebhookDelivery_nextAttemptAt(_ context
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Directive_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Directive_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___Directive_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Directive_isRepeatable(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Directive_isRepeatable(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsRepeatable, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.IsRepeatable)
 }
 func (ec *executionContext) fieldContext___Directive_isRepeatable(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Directive", field, false, false, "Boolean")
@@ -30794,138 +27886,42 @@ func (ec *executionContext) fieldContext___Directive_args(ctx context.Context, f
 }
 
 func (ec *executionContext) ___EnumValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___EnumValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___EnumValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___EnumValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.IsDeprecated())
 }
 func (ec *executionContext) fieldContext___EnumValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___EnumValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.EnumValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___EnumValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DeprecationReason())
 }
 func (ec *executionContext) fieldContext___EnumValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__EnumValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Field_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___Field_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, false, false, "String")
 }
 
 func (ec *executionContext) ___Field_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___Field_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
@@ -31008,92 +28004,28 @@ func (ec *executionContext) fieldContext___Field_type(_ context.Context, field g
 }
 
 func (ec *executionContext) ___Field_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.IsDeprecated())
 }
 func (ec *executionContext) fieldContext___Field_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___Field_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.Field) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Field_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DeprecationReason())
 }
 func (ec *executionContext) fieldContext___Field_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Field", field, true, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_name(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalNString2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return (*jsonString)(&obj.Name)
 }
 func (ec *executionContext) fieldContext___InputValue_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_description(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___InputValue_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
@@ -31132,92 +28064,28 @@ func (ec *executionContext) fieldContext___InputValue_type(_ context.Context, fi
 }
 
 func (ec *executionContext) ___InputValue_defaultValue(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_defaultValue(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DefaultValue, nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DefaultValue)
 }
 func (ec *executionContext) fieldContext___InputValue_defaultValue(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, false, false, "String")
 }
 
 func (ec *executionContext) ___InputValue_isDeprecated(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_isDeprecated(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsDeprecated(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalNBoolean2bool(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return jsonBool(obj.IsDeprecated())
 }
 func (ec *executionContext) fieldContext___InputValue_isDeprecated(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "Boolean")
 }
 
 func (ec *executionContext) ___InputValue_deprecationReason(ctx context.Context, field graphql.CollectedField, obj *introspection.InputValue) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___InputValue_deprecationReason(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.DeprecationReason(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.DeprecationReason())
 }
 func (ec *executionContext) fieldContext___InputValue_deprecationReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__InputValue", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Schema_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Schema) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Schema_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___Schema_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Schema", field, true, false, "String")
@@ -31384,92 +28252,28 @@ func (ec *executionContext) fieldContext___Schema_directives(_ context.Context, 
 }
 
 func (ec *executionContext) ___Type_kind(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_kind(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Kind(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
-			return ec.marshalN__TypeKind2string(ctx, selections, v)
-		},
-		true,
-		true,
-	)
+	return ec.marshalN__TypeKind2string(ctx, field.Selections, obj.Kind())
 }
 func (ec *executionContext) fieldContext___Type_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, "__TypeKind")
 }
 
 func (ec *executionContext) ___Type_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_name(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Name(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Name())
 }
 func (ec *executionContext) fieldContext___Type_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_description(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_description(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.Description(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Description())
 }
 func (ec *executionContext) fieldContext___Type_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
 }
 
 func (ec *executionContext) ___Type_specifiedByURL(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_specifiedByURL(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.SpecifiedByURL(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
-			return ec.marshalOString2ᚖstring(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOString2ᚖstring(ctx, field.Selections, obj.SpecifiedByURL())
 }
 func (ec *executionContext) fieldContext___Type_specifiedByURL(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, "String")
@@ -31704,23 +28508,7 @@ func (ec *executionContext) fieldContext___Type_ofType(_ context.Context, field 
 }
 
 func (ec *executionContext) ___Type_isOneOf(ctx context.Context, field graphql.CollectedField, obj *introspection.Type) (ret graphql.Marshaler) {
-	return graphql.ResolveField(
-		ctx,
-		ec.OperationContext,
-		field,
-		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
-			return ec.fieldContext___Type_isOneOf(ctx, field)
-		},
-		func(ctx context.Context) (any, error) {
-			return obj.IsOneOf(), nil
-		},
-		nil,
-		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
-			return ec.marshalOBoolean2bool(ctx, selections, v)
-		},
-		true,
-		false,
-	)
+	return ec.marshalOBoolean2bool(ctx, field.Selections, obj.IsOneOf())
 }
 func (ec *executionContext) fieldContext___Type_isOneOf(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("__Type", field, true, false, "Boolean")
@@ -36156,7 +32944,7 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var addCommentPayloadImplementors = []string{"AddCommentPayload"}
@@ -36189,7 +32977,7 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var addPostToSeriesPayloadImplementors = []string{"AddPostToSeriesPayload"}
@@ -36227,7 +33015,7 @@ func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var addPublicationHostPayloadImplementors = []string{"AddPublicationHostPayload"}
@@ -36260,7 +33048,7 @@ func (ec *executionContext) _AddPublicationHostPayload(ctx context.Context, sel 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var approveCommentPayloadImplementors = []string{"ApproveCommentPayload"}
@@ -36293,7 +33081,7 @@ func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var archiveMonthImplementors = []string{"ArchiveMonth"}
@@ -36349,7 +33137,7 @@ func (ec *executionContext) _ArchiveMonth(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var authorImplementors = []string{"Author", "Node"}
@@ -36475,7 +33263,7 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var authorConnectionImplementors = []string{"AuthorConnection"}
@@ -36519,7 +33307,7 @@ func (ec *executionContext) _AuthorConnection(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var authorEdgeImplementors = []string{"AuthorEdge"}
@@ -36557,7 +33345,7 @@ func (ec *executionContext) _AuthorEdge(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var categoryImplementors = []string{"Category", "Node"}
@@ -36638,7 +33426,7 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commentImplementors = []string{"Comment", "Node"}
@@ -36745,7 +33533,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commentChangeEventImplementors = []string{"CommentChangeEvent"}
@@ -36798,7 +33586,7 @@ func (ec *executionContext) _CommentChangeEvent(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commentConnectionImplementors = []string{"CommentConnection"}
@@ -36842,7 +33630,7 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commentEdgeImplementors = []string{"CommentEdge"}
@@ -36880,7 +33668,7 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commentEventImplementors = []string{"CommentEvent"}
@@ -36923,7 +33711,7 @@ func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var commenterImplementors = []string{"Commenter"}
@@ -36975,7 +33763,7 @@ func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var completeUploadPayloadImplementors = []string{"CompleteUploadPayload"}
@@ -37008,7 +33796,7 @@ func (ec *executionContext) _CompleteUploadPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createAuthorPayloadImplementors = []string{"CreateAuthorPayload"}
@@ -37041,7 +33829,7 @@ func (ec *executionContext) _CreateAuthorPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createCategoryPayloadImplementors = []string{"CreateCategoryPayload"}
@@ -37074,7 +33862,7 @@ func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createPagePayloadImplementors = []string{"CreatePagePayload"}
@@ -37107,7 +33895,7 @@ func (ec *executionContext) _CreatePagePayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
@@ -37140,7 +33928,7 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createPreviewLinkPayloadImplementors = []string{"CreatePreviewLinkPayload"}
@@ -37183,7 +33971,7 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createPublicationPayloadImplementors = []string{"CreatePublicationPayload"}
@@ -37216,7 +34004,7 @@ func (ec *executionContext) _CreatePublicationPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createSeriesPayloadImplementors = []string{"CreateSeriesPayload"}
@@ -37249,7 +34037,7 @@ func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createUploadPayloadImplementors = []string{"CreateUploadPayload"}
@@ -37282,7 +34070,7 @@ func (ec *executionContext) _CreateUploadPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
@@ -37320,7 +34108,7 @@ func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deleteCommentPayloadImplementors = []string{"DeleteCommentPayload"}
@@ -37358,7 +34146,7 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deleteMediaPayloadImplementors = []string{"DeleteMediaPayload"}
@@ -37391,7 +34179,7 @@ func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deleteMyAccountPayloadImplementors = []string{"DeleteMyAccountPayload"}
@@ -37424,7 +34212,7 @@ func (ec *executionContext) _DeleteMyAccountPayload(ctx context.Context, sel ast
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deletePagePayloadImplementors = []string{"DeletePagePayload"}
@@ -37457,7 +34245,7 @@ func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
@@ -37490,7 +34278,7 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deleteSeriesPayloadImplementors = []string{"DeleteSeriesPayload"}
@@ -37523,7 +34311,7 @@ func (ec *executionContext) _DeleteSeriesPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
@@ -37556,7 +34344,7 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var draftConnectionImplementors = []string{"DraftConnection"}
@@ -37600,7 +34388,7 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var headImplementors = []string{"Head"}
@@ -37658,7 +34446,7 @@ func (ec *executionContext) _Head(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var headingImplementors = []string{"Heading"}
@@ -37701,7 +34489,7 @@ func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var httpHeaderImplementors = []string{"HttpHeader"}
@@ -37739,7 +34527,7 @@ func (ec *executionContext) _HttpHeader(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var imageImplementors = []string{"Image"}
@@ -37813,7 +34601,7 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var localizedSiteImplementors = []string{"LocalizedSite"}
@@ -37861,7 +34649,7 @@ func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mediaImplementors = []string{"Media"}
@@ -37931,7 +34719,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mediaConnectionImplementors = []string{"MediaConnection"}
@@ -37969,7 +34757,7 @@ func (ec *executionContext) _MediaConnection(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mediaEdgeImplementors = []string{"MediaEdge"}
@@ -38007,7 +34795,7 @@ func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mediaUsageImplementors = []string{"MediaUsage"}
@@ -38055,7 +34843,7 @@ func (ec *executionContext) _MediaUsage(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var memberImplementors = []string{"Member"}
@@ -38129,7 +34917,7 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var memberConnectionImplementors = []string{"MemberConnection"}
@@ -38167,7 +34955,7 @@ func (ec *executionContext) _MemberConnection(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var memberEdgeImplementors = []string{"MemberEdge"}
@@ -38205,7 +34993,7 @@ func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var menuImplementors = []string{"Menu"}
@@ -38243,7 +35031,7 @@ func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var menuItemImplementors = []string{"MenuItem"}
@@ -38300,7 +35088,7 @@ func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mergeTagsPayloadImplementors = []string{"MergeTagsPayload"}
@@ -38333,7 +35121,7 @@ func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var metaTagImplementors = []string{"MetaTag"}
@@ -38376,7 +35164,7 @@ func (ec *executionContext) _MetaTag(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var moveSeriesPostPayloadImplementors = []string{"MoveSeriesPostPayload"}
@@ -38409,7 +35197,7 @@ func (ec *executionContext) _MoveSeriesPostPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var mutationImplementors = []string{"Mutation"}
@@ -38900,7 +35688,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var outboxEmailImplementors = []string{"OutboxEmail"}
@@ -38988,7 +35776,7 @@ func (ec *executionContext) _OutboxEmail(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pageImplementors = []string{"Page", "Node"}
@@ -39108,7 +35896,7 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pageInfoImplementors = []string{"PageInfo"}
@@ -39156,7 +35944,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pageTranslationImplementors = []string{"PageTranslation"}
@@ -39194,7 +35982,7 @@ func (ec *executionContext) _PageTranslation(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pageTranslationPayloadImplementors = []string{"PageTranslationPayload"}
@@ -39227,7 +36015,7 @@ func (ec *executionContext) _PageTranslationPayload(ctx context.Context, sel ast
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pendingCommentConnectionImplementors = []string{"PendingCommentConnection"}
@@ -39271,7 +36059,7 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var pingWebhookPayloadImplementors = []string{"PingWebhookPayload"}
@@ -39304,7 +36092,7 @@ func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var popularPostImplementors = []string{"PopularPost"}
@@ -39342,7 +36130,7 @@ func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postImplementors = []string{"Post", "Node"}
@@ -39597,7 +36385,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postConnectionImplementors = []string{"PostConnection"}
@@ -39641,7 +36429,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postEdgeImplementors = []string{"PostEdge"}
@@ -39679,7 +36467,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postEventImplementors = []string{"PostEvent"}
@@ -39737,7 +36525,7 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postPageImplementors = []string{"PostPage"}
@@ -39790,7 +36578,7 @@ func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postSeriesImplementors = []string{"PostSeries"}
@@ -39840,7 +36628,7 @@ func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var postStatsImplementors = []string{"PostStats"}
@@ -39883,7 +36671,7 @@ func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationImplementors = []string{"Publication"}
@@ -39954,7 +36742,7 @@ func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationConnectionImplementors = []string{"PublicationConnection"}
@@ -39992,7 +36780,7 @@ func (ec *executionContext) _PublicationConnection(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationEdgeImplementors = []string{"PublicationEdge"}
@@ -40030,7 +36818,7 @@ func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationMemberImplementors = []string{"PublicationMember"}
@@ -40078,7 +36866,7 @@ func (ec *executionContext) _PublicationMember(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationMemberConnectionImplementors = []string{"PublicationMemberConnection"}
@@ -40116,7 +36904,7 @@ func (ec *executionContext) _PublicationMemberConnection(ctx context.Context, se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationMemberEdgeImplementors = []string{"PublicationMemberEdge"}
@@ -40154,7 +36942,7 @@ func (ec *executionContext) _PublicationMemberEdge(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationMemberPayloadImplementors = []string{"PublicationMemberPayload"}
@@ -40187,7 +36975,7 @@ func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publicationUsageImplementors = []string{"PublicationUsage"}
@@ -40235,7 +37023,7 @@ func (ec *executionContext) _PublicationUsage(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
@@ -40268,7 +37056,7 @@ func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
@@ -40301,7 +37089,7 @@ func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var queryImplementors = []string{"Query"}
@@ -40537,7 +37325,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var reactionCountImplementors = []string{"ReactionCount"}
@@ -40575,7 +37363,7 @@ func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var reactionPayloadImplementors = []string{"ReactionPayload"}
@@ -40613,7 +37401,7 @@ func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var readerSessionImplementors = []string{"ReaderSession"}
@@ -40661,7 +37449,7 @@ func (ec *executionContext) _ReaderSession(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var readerSessionPayloadImplementors = []string{"ReaderSessionPayload"}
@@ -40719,7 +37507,7 @@ func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var recordViewPayloadImplementors = []string{"RecordViewPayload"}
@@ -40752,7 +37540,7 @@ func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
@@ -40785,7 +37573,7 @@ func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, s
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var referrerViewsImplementors = []string{"ReferrerViews"}
@@ -40823,7 +37611,7 @@ func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var rejectCommentPayloadImplementors = []string{"RejectCommentPayload"}
@@ -40856,7 +37644,7 @@ func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var removePostFromSeriesPayloadImplementors = []string{"RemovePostFromSeriesPayload"}
@@ -40894,7 +37682,7 @@ func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var removePublicationHostPayloadImplementors = []string{"RemovePublicationHostPayload"}
@@ -40927,7 +37715,7 @@ func (ec *executionContext) _RemovePublicationHostPayload(ctx context.Context, s
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var renameTagPayloadImplementors = []string{"RenameTagPayload"}
@@ -40960,7 +37748,7 @@ func (ec *executionContext) _RenameTagPayload(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var replyConnectionImplementors = []string{"ReplyConnection"}
@@ -41004,7 +37792,7 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var requestSignInLinkPayloadImplementors = []string{"RequestSignInLinkPayload"}
@@ -41042,7 +37830,7 @@ func (ec *executionContext) _RequestSignInLinkPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var restorePostRevisionPayloadImplementors = []string{"RestorePostRevisionPayload"}
@@ -41075,7 +37863,7 @@ func (ec *executionContext) _RestorePostRevisionPayload(ctx context.Context, sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var revisionImplementors = []string{"Revision"}
@@ -41161,7 +37949,7 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var revisionConnectionImplementors = []string{"RevisionConnection"}
@@ -41204,7 +37992,7 @@ func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var revisionEdgeImplementors = []string{"RevisionEdge"}
@@ -41242,7 +38030,7 @@ func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var rotateWebhookSecretPayloadImplementors = []string{"RotateWebhookSecretPayload"}
@@ -41280,7 +38068,7 @@ func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var searchConnectionImplementors = []string{"SearchConnection"}
@@ -41328,7 +38116,7 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var searchEdgeImplementors = []string{"SearchEdge"}
@@ -41366,7 +38154,7 @@ func (ec *executionContext) _SearchEdge(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var searchFacetImplementors = []string{"SearchFacet"}
@@ -41410,7 +38198,7 @@ func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var searchResultImplementors = []string{"SearchResult"}
@@ -41459,7 +38247,7 @@ func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var seoImplementors = []string{"Seo"}
@@ -41512,7 +38300,7 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var seriesImplementors = []string{"Series"}
@@ -41589,7 +38377,7 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var seriesConnectionImplementors = []string{"SeriesConnection"}
@@ -41627,7 +38415,7 @@ func (ec *executionContext) _SeriesConnection(ctx context.Context, sel ast.Selec
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var seriesEdgeImplementors = []string{"SeriesEdge"}
@@ -41665,7 +38453,7 @@ func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var setNewsletterSubscriptionPayloadImplementors = []string{"SetNewsletterSubscriptionPayload"}
@@ -41698,7 +38486,7 @@ func (ec *executionContext) _SetNewsletterSubscriptionPayload(ctx context.Contex
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var setPostFeaturedPayloadImplementors = []string{"SetPostFeaturedPayload"}
@@ -41731,7 +38519,7 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var setPublicationLimitsPayloadImplementors = []string{"SetPublicationLimitsPayload"}
@@ -41764,7 +38552,7 @@ func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var setPublicationStatusPayloadImplementors = []string{"SetPublicationStatusPayload"}
@@ -41797,7 +38585,7 @@ func (ec *executionContext) _SetPublicationStatusPayload(ctx context.Context, se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var setReplyNotificationsPayloadImplementors = []string{"SetReplyNotificationsPayload"}
@@ -41830,7 +38618,7 @@ func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, s
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var signOutPayloadImplementors = []string{"SignOutPayload"}
@@ -41863,7 +38651,7 @@ func (ec *executionContext) _SignOutPayload(ctx context.Context, sel ast.Selecti
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var siteImplementors = []string{"Site"}
@@ -42000,7 +38788,7 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var sitePageConnectionImplementors = []string{"SitePageConnection"}
@@ -42038,7 +38826,7 @@ func (ec *executionContext) _SitePageConnection(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var sitePageEdgeImplementors = []string{"SitePageEdge"}
@@ -42076,7 +38864,7 @@ func (ec *executionContext) _SitePageEdge(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var socialAccountImplementors = []string{"SocialAccount"}
@@ -42114,7 +38902,7 @@ func (ec *executionContext) _SocialAccount(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var subscriptionImplementors = []string{"Subscription"}
@@ -42213,7 +39001,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var tagConnectionImplementors = []string{"TagConnection"}
@@ -42251,7 +39039,7 @@ func (ec *executionContext) _TagConnection(ctx context.Context, sel ast.Selectio
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var tagEdgeImplementors = []string{"TagEdge"}
@@ -42289,7 +39077,7 @@ func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var translationImplementors = []string{"Translation"}
@@ -42327,7 +39115,7 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var translationPayloadImplementors = []string{"TranslationPayload"}
@@ -42360,7 +39148,7 @@ func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var unpublishPagePayloadImplementors = []string{"UnpublishPagePayload"}
@@ -42393,7 +39181,7 @@ func (ec *executionContext) _UnpublishPagePayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var unpublishPostPayloadImplementors = []string{"UnpublishPostPayload"}
@@ -42426,7 +39214,7 @@ func (ec *executionContext) _UnpublishPostPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateAuthorPayloadImplementors = []string{"UpdateAuthorPayload"}
@@ -42459,7 +39247,7 @@ func (ec *executionContext) _UpdateAuthorPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateCategoryPayloadImplementors = []string{"UpdateCategoryPayload"}
@@ -42492,7 +39280,7 @@ func (ec *executionContext) _UpdateCategoryPayload(ctx context.Context, sel ast.
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateCommentPayloadImplementors = []string{"UpdateCommentPayload"}
@@ -42525,7 +39313,7 @@ func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateMediaPayloadImplementors = []string{"UpdateMediaPayload"}
@@ -42558,7 +39346,7 @@ func (ec *executionContext) _UpdateMediaPayload(ctx context.Context, sel ast.Sel
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updatePagePayloadImplementors = []string{"UpdatePagePayload"}
@@ -42591,7 +39379,7 @@ func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
@@ -42624,7 +39412,7 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updatePublicationPayloadImplementors = []string{"UpdatePublicationPayload"}
@@ -42657,7 +39445,7 @@ func (ec *executionContext) _UpdatePublicationPayload(ctx context.Context, sel a
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateSeriesPayloadImplementors = []string{"UpdateSeriesPayload"}
@@ -42690,7 +39478,7 @@ func (ec *executionContext) _UpdateSeriesPayload(ctx context.Context, sel ast.Se
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateSitePayloadImplementors = []string{"UpdateSitePayload"}
@@ -42723,7 +39511,7 @@ func (ec *executionContext) _UpdateSitePayload(ctx context.Context, sel ast.Sele
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var updateWebhookPayloadImplementors = []string{"UpdateWebhookPayload"}
@@ -42756,7 +39544,7 @@ func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.S
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var uploadImplementors = []string{"Upload"}
@@ -42804,7 +39592,7 @@ func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var viewsOnDayImplementors = []string{"ViewsOnDay"}
@@ -42842,7 +39630,7 @@ func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSe
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var webhookImplementors = []string{"Webhook"}
@@ -42926,7 +39714,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var webhookDeliveryImplementors = []string{"WebhookDelivery"}
@@ -42999,7 +39787,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __DirectiveImplementors = []string{"__Directive"}
@@ -43052,7 +39840,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __EnumValueImplementors = []string{"__EnumValue"}
@@ -43100,7 +39888,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __FieldImplementors = []string{"__Field"}
@@ -43158,7 +39946,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __InputValueImplementors = []string{"__InputValue"}
@@ -43216,7 +40004,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __SchemaImplementors = []string{"__Schema"}
@@ -43274,7 +40062,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 var __TypeImplementors = []string{"__Type"}
@@ -43357,7 +40145,7 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 		ec.ProcessDeferredGroup(deferred)
 	}
 
-	return out
+	return object(out, fields, deferred)
 }
 
 // endregion **************************** object.gotpl ****************************

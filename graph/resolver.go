@@ -1,7 +1,7 @@
 package graph
 
 //go:generate go tool gqlgen generate
-//go:generate go run ./internal/lazydefer generated.go
+//go:generate go run ./internal/leanexec generated.go
 
 import (
 	"context"

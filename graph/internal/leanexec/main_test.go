@@ -1,0 +1,137 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// field is gqlgen's template of a field function reading obj.NAME of Go
+// type TYPE and marshaling it with MARSHAL.
+const field = `func (ec *executionContext) _Post_FUNC(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_FUNC(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.NAMECALL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v TYPE) graphql.Marshaler {
+			return ec.MARSHAL(ctx, selections, v)
+		},
+		true,
+		NONNULL,
+	)
+}
+`
+
+// nonNullMarshaler is gqlgen's marshaler NAME of a non-null scalar SCALAR
+// of Go type TYPE, marshaled by MARSHAL.
+const nonNullMarshaler = `func (ec *executionContext) NAME(ctx context.Context, sel ast.SelectionSet, v TYPE) graphql.Marshaler {
+	_ = sel
+	res := MARSHAL(v)
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "SCALAR!")
+	}
+	return res
+}
+
+`
+
+var marshalers = nonNull("marshalNString2string", "string", "graphql.MarshalString", "String") +
+	nonNull("marshalNBoolean2bool", "bool", "graphql.MarshalBoolean", "Boolean") +
+	nonNull("marshalNID2string", "string", "graphql.MarshalID", "ID") +
+	nonNull("marshalNDateTime2timeᚐTime", "time.Time", "model.MarshalDateTime", "DateTime") +
+	`func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel ast.SelectionSet, v *string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(*v)
+	return res
+}
+
+func (ec *executionContext) marshalOFloat2ᚖfloat64(ctx context.Context, sel ast.SelectionSet, v *float64) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	_ = sel
+	res := graphql.MarshalFloatContext(*v)
+	return graphql.WrapContextMarshaler(ctx, res)
+}
+`
+
+func nonNull(name, typ, marshal, scalar string) string {
+	return strings.NewReplacer("NAME", name, "TYPE", typ, "MARSHAL", marshal, "SCALAR", scalar).Replace(nonNullMarshaler)
+}
+
+// fieldFunc returns gqlgen's field function reading obj.name, which is
+// a method call when name ends in "()".
+func fieldFunc(name, typ, marshal string, nonNull bool) string {
+	return strings.NewReplacer("FUNC", strings.TrimSuffix(name, "()"), "NAMECALL", name, "TYPE", typ,
+		"MARSHAL", marshal, "NONNULL", fmt.Sprint(nonNull)).Replace(field)
+}
+
+// rewritten returns the field function reading obj.name with body.
+func rewritten(name, body string) string {
+	return "func (ec *executionContext) _Post_" + strings.TrimSuffix(name, "()") +
+		"(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {\n" + body + "}\n"
+}
+
+func TestRewrite(t *testing.T) {
+	object := "\tfields := graphql.CollectFields(ec.OperationContext, sel, implementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s"
+	src := fmt.Sprintf(object, eager, fieldSetEnd) +
+		fieldFunc("Title", "string", "marshalNString2string", true) +
+		fieldFunc("GlobalID()", "string", "marshalNID2string", true) +
+		fieldFunc("Featured", "bool", "marshalNBoolean2bool", true) +
+		fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true) +
+		fieldFunc("Subtitle", "*string", "marshalOString2ᚖstring", false) +
+		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
+		marshalers
+	publishedAt := fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true)
+	want := fmt.Sprintf(object, lazy, objectEnd) +
+		rewritten("Title", "\treturn (*jsonString)(&obj.Title)\n") +
+		rewritten("GlobalID()", "\treturn ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())\n") +
+		rewritten("Featured", "\treturn jsonBool(obj.Featured)\n") +
+		// DateTime! can marshal null, which ResolveField reports at the
+		// field's path.
+		strings.Replace(publishedAt, "{\n", "{\n\tif res := model.MarshalDateTime(obj.PublishedAt); res != graphql.Null {\n\t\treturn res\n\t}\n", 1) +
+		rewritten("Subtitle", "\treturn ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Subtitle)\n") +
+		// A context marshaler reads the field's context.
+		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
+		marshalers
+
+	path := filepath.Join(t.TempDir(), "generated.go")
+	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 { // the second as a go generate without gqlgen
+		if err := rewriteFile(path); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != want {
+			t.Errorf("rewrite %d:\n%s\nwant:\n%s", i+1, got, want)
+		}
+	}
+
+	for _, c := range []struct{ src, err string }{
+		{"package graph\n", "object template changed"},
+		{string(eager) + "\n" + marshalers, "object template changed"},
+		{string(eager) + "\n" + string(fieldSetEnd) + marshalers, "field template changed"},
+	} {
+		if _, err := rewrite([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.err) {
+			t.Errorf("rewrite of a file without the template: %v, want %q", err, c.err)
+		}
+	}
+}

@@ -1,0 +1,140 @@
+package graph
+
+import (
+	"context"
+	"io"
+	"strconv"
+
+	"github.com/99designs/gqlgen/graphql"
+)
+
+// The functions here stand in for parts of gqlgen's executor that
+// allocate for what a request does not use; internal/leanexec rewrites
+// generated.go to call them.
+
+// deferredGroup returns the group of an object's @defer'd fields, as
+// graphql.NewDeferredGroup does, for an object of which a field in
+// fields is deferred, and an empty group for any other: the executor
+// reads the group only for deferred fields, and gqlgen's template made
+// one for every object, three allocations each.
+func deferredGroup(ctx context.Context, fields []graphql.CollectedField) graphql.DeferredGroup {
+	for _, f := range fields {
+		if f.IsDeferred() {
+			return graphql.NewDeferredGroup(ctx)
+		}
+	}
+	return graphql.DeferredGroup{}
+}
+
+// maxObjectFields is the most fields an object written by objectFields
+// has; more go to gqlgen's FieldSet, whose map keeps the check for a
+// repeated name linear.
+const maxObjectFields = 32
+
+// object returns the marshaler of an object whose fields are resolved:
+// out, the object's field set, holds a value for each of fields.
+// gqlgen's FieldSet writes itself through an iterator that copies each
+// field to the heap and a map of the names written, three allocations
+// and one more a field; objectFields writes the same JSON with one. An
+// object with deferred fields, whose views take values out of out, and
+// an object of many fields keep out.
+func object(out *graphql.FieldSet, fields []graphql.CollectedField, deferred graphql.DeferredGroup) graphql.Marshaler {
+	if len(deferred.Defers) > 0 || len(fields) > maxObjectFields {
+		return out
+	}
+	return &objectFields{fields: fields, values: out.Values}
+}
+
+type objectFields struct {
+	fields []graphql.CollectedField
+	values []graphql.Marshaler
+}
+
+// MarshalGQL writes the fields as FieldSet.MarshalGQL does: in order,
+// each name (an alias, which is a GraphQL name and needs no escaping)
+// once, the first value written.
+func (o *objectFields) MarshalGQL(w io.Writer) {
+	io.WriteString(w, "{")
+	written := 0
+	for i := range o.fields {
+		alias := o.fields[i].Alias
+		if aliasWritten(o.fields[:i], alias) {
+			continue
+		}
+		if written > 0 {
+			io.WriteString(w, ",")
+		}
+		written++
+		io.WriteString(w, `"`)
+		io.WriteString(w, alias)
+		io.WriteString(w, `":`)
+		o.values[i].MarshalGQL(w)
+	}
+	io.WriteString(w, "}")
+}
+
+func aliasWritten(fields []graphql.CollectedField, alias string) bool {
+	for i := range fields {
+		if fields[i].Alias == alias {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonString is a string field of an object, written as a JSON string:
+// a pointer to the field is a graphql.Marshaler without the allocation
+// of graphql.MarshalString's closure. It escapes as gqlgen does.
+type jsonString string
+
+func (s *jsonString) MarshalGQL(w io.Writer) {
+	const hex = "0123456789ABCDEF"
+	v := string(*s)
+	io.WriteString(w, `"`)
+	start := 0
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if c >= 0x20 && c != '"' && c != '\\' {
+			continue
+		}
+		io.WriteString(w, v[start:i])
+		switch c {
+		case '"', '\\':
+			io.WriteString(w, `\`+string(c))
+		case '\n':
+			io.WriteString(w, `\n`)
+		case '\r':
+			io.WriteString(w, `\r`)
+		case '\t':
+			io.WriteString(w, `\t`)
+		default:
+			io.WriteString(w, `\u00`+hex[c>>4:c>>4+1]+hex[c&0xf:c&0xf+1])
+		}
+		start = i + 1
+	}
+	io.WriteString(w, v[start:])
+	io.WriteString(w, `"`)
+}
+
+// jsonInt and jsonInt64 are integer fields of an object, and a pointer
+// to one a graphql.Marshaler without graphql.MarshalInt's closure.
+type (
+	jsonInt   int
+	jsonInt64 int64
+)
+
+func (n *jsonInt) MarshalGQL(w io.Writer)   { io.WriteString(w, strconv.Itoa(int(*n))) }
+func (n *jsonInt64) MarshalGQL(w io.Writer) { io.WriteString(w, strconv.FormatInt(int64(*n), 10)) }
+
+// jsonTrue and jsonFalse are the marshalers of a Boolean, made once.
+var (
+	jsonTrue  = graphql.MarshalBoolean(true)
+	jsonFalse = graphql.MarshalBoolean(false)
+)
+
+func jsonBool(b bool) graphql.Marshaler {
+	if b {
+		return jsonTrue
+	}
+	return jsonFalse
+}
