@@ -140,7 +140,7 @@ func childArgs(ctx context.Context, typeName, name string) (map[string]any, bool
 	oc := graphql.GetOperationContext(ctx)
 	var args map[string]any
 	n := 0
-	for _, f := range graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, []string{typeName}) {
+	for _, f := range collectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, []string{typeName}) {
 		if f.Name == name {
 			n++
 			args = f.ArgumentMap(oc.Variables)

@@ -46,7 +46,7 @@ const tagLive = "live"
 func tagLiveCursor(ctx context.Context) {
 	gqlhttp.TagPrivately(ctx, tagLive)
 	oc := graphql.GetOperationContext(ctx)
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+	for _, f := range collectFields(oc, oc.Operation.SelectionSet, nil) {
 		if f.Name != "liveCursor" && f.Name != "__typename" {
 			return
 		}

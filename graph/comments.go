@@ -345,9 +345,9 @@ func firstRepliesShowWriters(ctx context.Context, satisfies []string, path strin
 	}
 	below := func(f graphql.CollectedField, name string) []graphql.CollectedField {
 		var out []graphql.CollectedField
-		for _, g := range graphql.CollectFields(oc, f.Selections, nil) {
+		for _, g := range collectFields(oc, f.Selections, nil) {
 			if g.Name == name {
-				out = append(out, graphql.CollectFields(oc, g.Selections, nil)...)
+				out = append(out, collectFields(oc, g.Selections, nil)...)
 			}
 		}
 		return out
@@ -355,14 +355,14 @@ func firstRepliesShowWriters(ctx context.Context, satisfies []string, path strin
 	for _, f := range fields {
 		switch f.Name {
 		case "replies":
-			if writers(graphql.CollectFields(oc, f.Selections, nil)) {
+			if writers(collectFields(oc, f.Selections, nil)) {
 				return true
 			}
 		case "replyConnection":
 			args := f.ArgumentMap(oc.Variables)
 			if args["after"] == nil && args["before"] == nil && args["last"] == nil {
 				for _, e := range below(f, "edges") {
-					if e.Name == "node" && writers(graphql.CollectFields(oc, e.Selections, nil)) {
+					if e.Name == "node" && writers(collectFields(oc, e.Selections, nil)) {
 						return true
 					}
 				}

@@ -32896,7 +32896,7 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 var accountImplementors = []string{"Account"}
 
 func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+	fields := collectFields(ec.OperationContext, sel, accountImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -32950,7 +32950,7 @@ func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, 
 var addCommentPayloadImplementors = []string{"AddCommentPayload"}
 
 func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddCommentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, addCommentPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, addCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -32983,7 +32983,7 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 var addPostToSeriesPayloadImplementors = []string{"AddPostToSeriesPayload"}
 
 func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPostToSeriesPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, addPostToSeriesPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, addPostToSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33021,7 +33021,7 @@ func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast
 var addPublicationHostPayloadImplementors = []string{"AddPublicationHostPayload"}
 
 func (ec *executionContext) _AddPublicationHostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPublicationHostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, addPublicationHostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, addPublicationHostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33054,7 +33054,7 @@ func (ec *executionContext) _AddPublicationHostPayload(ctx context.Context, sel 
 var approveCommentPayloadImplementors = []string{"ApproveCommentPayload"}
 
 func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ApproveCommentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, approveCommentPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, approveCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33087,7 +33087,7 @@ func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.
 var archiveMonthImplementors = []string{"ArchiveMonth"}
 
 func (ec *executionContext) _ArchiveMonth(ctx context.Context, sel ast.SelectionSet, obj *storage.ArchiveMonth) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, archiveMonthImplementors)
+	fields := collectFields(ec.OperationContext, sel, archiveMonthImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33143,7 +33143,7 @@ func (ec *executionContext) _ArchiveMonth(ctx context.Context, sel ast.Selection
 var authorImplementors = []string{"Author", "Node"}
 
 func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, obj *storage.Author) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, authorImplementors)
+	fields := collectFields(ec.OperationContext, sel, authorImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33269,7 +33269,7 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 var authorConnectionImplementors = []string{"AuthorConnection"}
 
 func (ec *executionContext) _AuthorConnection(ctx context.Context, sel ast.SelectionSet, obj *model.AuthorConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, authorConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, authorConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33313,7 +33313,7 @@ func (ec *executionContext) _AuthorConnection(ctx context.Context, sel ast.Selec
 var authorEdgeImplementors = []string{"AuthorEdge"}
 
 func (ec *executionContext) _AuthorEdge(ctx context.Context, sel ast.SelectionSet, obj *model.AuthorEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, authorEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, authorEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33351,7 +33351,7 @@ func (ec *executionContext) _AuthorEdge(ctx context.Context, sel ast.SelectionSe
 var categoryImplementors = []string{"Category", "Node"}
 
 func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet, obj *storage.Category) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, categoryImplementors)
+	fields := collectFields(ec.OperationContext, sel, categoryImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33432,7 +33432,7 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 var commentImplementors = []string{"Comment", "Node"}
 
 func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, obj *storage.Comment) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentImplementors)
+	fields := collectFields(ec.OperationContext, sel, commentImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33539,7 +33539,7 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 var commentChangeEventImplementors = []string{"CommentChangeEvent"}
 
 func (ec *executionContext) _CommentChangeEvent(ctx context.Context, sel ast.SelectionSet, obj *model.CommentChangeEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentChangeEventImplementors)
+	fields := collectFields(ec.OperationContext, sel, commentChangeEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33592,7 +33592,7 @@ func (ec *executionContext) _CommentChangeEvent(ctx context.Context, sel ast.Sel
 var commentConnectionImplementors = []string{"CommentConnection"}
 
 func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CommentConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, commentConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33636,7 +33636,7 @@ func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.Sele
 var commentEdgeImplementors = []string{"CommentEdge"}
 
 func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionSet, obj *model.CommentEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, commentEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33674,7 +33674,7 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 var commentEventImplementors = []string{"CommentEvent"}
 
 func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.SelectionSet, obj *model.CommentEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commentEventImplementors)
+	fields := collectFields(ec.OperationContext, sel, commentEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33717,7 +33717,7 @@ func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.Selection
 var commenterImplementors = []string{"Commenter"}
 
 func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet, obj *storage.Commenter) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, commenterImplementors)
+	fields := collectFields(ec.OperationContext, sel, commenterImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33769,7 +33769,7 @@ func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet
 var completeUploadPayloadImplementors = []string{"CompleteUploadPayload"}
 
 func (ec *executionContext) _CompleteUploadPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteUploadPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, completeUploadPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, completeUploadPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33802,7 +33802,7 @@ func (ec *executionContext) _CompleteUploadPayload(ctx context.Context, sel ast.
 var createAuthorPayloadImplementors = []string{"CreateAuthorPayload"}
 
 func (ec *executionContext) _CreateAuthorPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateAuthorPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createAuthorPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createAuthorPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33835,7 +33835,7 @@ func (ec *executionContext) _CreateAuthorPayload(ctx context.Context, sel ast.Se
 var createCategoryPayloadImplementors = []string{"CreateCategoryPayload"}
 
 func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateCategoryPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createCategoryPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33868,7 +33868,7 @@ func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.
 var createPagePayloadImplementors = []string{"CreatePagePayload"}
 
 func (ec *executionContext) _CreatePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePagePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPagePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33901,7 +33901,7 @@ func (ec *executionContext) _CreatePagePayload(ctx context.Context, sel ast.Sele
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
 
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33934,7 +33934,7 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 var createPreviewLinkPayloadImplementors = []string{"CreatePreviewLinkPayload"}
 
 func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePreviewLinkPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPreviewLinkPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createPreviewLinkPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -33977,7 +33977,7 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 var createPublicationPayloadImplementors = []string{"CreatePublicationPayload"}
 
 func (ec *executionContext) _CreatePublicationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePublicationPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createPublicationPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createPublicationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34010,7 +34010,7 @@ func (ec *executionContext) _CreatePublicationPayload(ctx context.Context, sel a
 var createSeriesPayloadImplementors = []string{"CreateSeriesPayload"}
 
 func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateSeriesPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createSeriesPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34043,7 +34043,7 @@ func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.Se
 var createUploadPayloadImplementors = []string{"CreateUploadPayload"}
 
 func (ec *executionContext) _CreateUploadPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateUploadPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createUploadPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createUploadPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34076,7 +34076,7 @@ func (ec *executionContext) _CreateUploadPayload(ctx context.Context, sel ast.Se
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
 
 func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWebhookPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, createWebhookPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, createWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34114,7 +34114,7 @@ func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.S
 var deleteCommentPayloadImplementors = []string{"DeleteCommentPayload"}
 
 func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteCommentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteCommentPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34152,7 +34152,7 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 var deleteMediaPayloadImplementors = []string{"DeleteMediaPayload"}
 
 func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteMediaPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMediaPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteMediaPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34185,7 +34185,7 @@ func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.Sel
 var deleteMyAccountPayloadImplementors = []string{"DeleteMyAccountPayload"}
 
 func (ec *executionContext) _DeleteMyAccountPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteMyAccountPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMyAccountPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteMyAccountPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34218,7 +34218,7 @@ func (ec *executionContext) _DeleteMyAccountPayload(ctx context.Context, sel ast
 var deletePagePayloadImplementors = []string{"DeletePagePayload"}
 
 func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePagePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deletePagePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deletePagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34251,7 +34251,7 @@ func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.Sele
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
 
 func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deletePostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34284,7 +34284,7 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 var deleteSeriesPayloadImplementors = []string{"DeleteSeriesPayload"}
 
 func (ec *executionContext) _DeleteSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteSeriesPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteSeriesPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34317,7 +34317,7 @@ func (ec *executionContext) _DeleteSeriesPayload(ctx context.Context, sel ast.Se
 var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
 
 func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWebhookPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34350,7 +34350,7 @@ func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.S
 var draftConnectionImplementors = []string{"DraftConnection"}
 
 func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.SelectionSet, obj *model.DraftConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, draftConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, draftConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34394,7 +34394,7 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 var headImplementors = []string{"Head"}
 
 func (ec *executionContext) _Head(ctx context.Context, sel ast.SelectionSet, obj *model.Head) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, headImplementors)
+	fields := collectFields(ec.OperationContext, sel, headImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34452,7 +34452,7 @@ func (ec *executionContext) _Head(ctx context.Context, sel ast.SelectionSet, obj
 var headingImplementors = []string{"Heading"}
 
 func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, obj *storage.Heading) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, headingImplementors)
+	fields := collectFields(ec.OperationContext, sel, headingImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34495,7 +34495,7 @@ func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, 
 var httpHeaderImplementors = []string{"HttpHeader"}
 
 func (ec *executionContext) _HttpHeader(ctx context.Context, sel ast.SelectionSet, obj *model.HTTPHeader) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, httpHeaderImplementors)
+	fields := collectFields(ec.OperationContext, sel, httpHeaderImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34533,7 +34533,7 @@ func (ec *executionContext) _HttpHeader(ctx context.Context, sel ast.SelectionSe
 var imageImplementors = []string{"Image"}
 
 func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, obj *storage.Image) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, imageImplementors)
+	fields := collectFields(ec.OperationContext, sel, imageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34607,7 +34607,7 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 var localizedSiteImplementors = []string{"LocalizedSite"}
 
 func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.SelectionSet, obj *model.LocalizedSite) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, localizedSiteImplementors)
+	fields := collectFields(ec.OperationContext, sel, localizedSiteImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34655,7 +34655,7 @@ func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.Selectio
 var mediaImplementors = []string{"Media"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *storage.Media) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+	fields := collectFields(ec.OperationContext, sel, mediaImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34725,7 +34725,7 @@ func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, ob
 var mediaConnectionImplementors = []string{"MediaConnection"}
 
 func (ec *executionContext) _MediaConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MediaConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, mediaConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34763,7 +34763,7 @@ func (ec *executionContext) _MediaConnection(ctx context.Context, sel ast.Select
 var mediaEdgeImplementors = []string{"MediaEdge"}
 
 func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MediaEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, mediaEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34801,7 +34801,7 @@ func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet
 var mediaUsageImplementors = []string{"MediaUsage"}
 
 func (ec *executionContext) _MediaUsage(ctx context.Context, sel ast.SelectionSet, obj *model.MediaUsage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mediaUsageImplementors)
+	fields := collectFields(ec.OperationContext, sel, mediaUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34849,7 +34849,7 @@ func (ec *executionContext) _MediaUsage(ctx context.Context, sel ast.SelectionSe
 var memberImplementors = []string{"Member"}
 
 func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, obj *storage.Member) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, memberImplementors)
+	fields := collectFields(ec.OperationContext, sel, memberImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34923,7 +34923,7 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 var memberConnectionImplementors = []string{"MemberConnection"}
 
 func (ec *executionContext) _MemberConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MemberConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, memberConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, memberConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34961,7 +34961,7 @@ func (ec *executionContext) _MemberConnection(ctx context.Context, sel ast.Selec
 var memberEdgeImplementors = []string{"MemberEdge"}
 
 func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MemberEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, memberEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, memberEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -34999,7 +34999,7 @@ func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSe
 var menuImplementors = []string{"Menu"}
 
 func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj *storage.Menu) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, menuImplementors)
+	fields := collectFields(ec.OperationContext, sel, menuImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35037,7 +35037,7 @@ func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj
 var menuItemImplementors = []string{"MenuItem"}
 
 func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet, obj *storage.MenuItem) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, menuItemImplementors)
+	fields := collectFields(ec.OperationContext, sel, menuItemImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35094,7 +35094,7 @@ func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet,
 var mergeTagsPayloadImplementors = []string{"MergeTagsPayload"}
 
 func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.MergeTagsPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mergeTagsPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, mergeTagsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35127,7 +35127,7 @@ func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.Selec
 var metaTagImplementors = []string{"MetaTag"}
 
 func (ec *executionContext) _MetaTag(ctx context.Context, sel ast.SelectionSet, obj *model.MetaTag) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, metaTagImplementors)
+	fields := collectFields(ec.OperationContext, sel, metaTagImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35170,7 +35170,7 @@ func (ec *executionContext) _MetaTag(ctx context.Context, sel ast.SelectionSet, 
 var moveSeriesPostPayloadImplementors = []string{"MoveSeriesPostPayload"}
 
 func (ec *executionContext) _MoveSeriesPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.MoveSeriesPostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, moveSeriesPostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, moveSeriesPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35203,7 +35203,7 @@ func (ec *executionContext) _MoveSeriesPostPayload(ctx context.Context, sel ast.
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, mutationImplementors)
+	fields := collectFields(ec.OperationContext, sel, mutationImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Mutation",
 	})
@@ -35694,7 +35694,7 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 var outboxEmailImplementors = []string{"OutboxEmail"}
 
 func (ec *executionContext) _OutboxEmail(ctx context.Context, sel ast.SelectionSet, obj *model.OutboxEmail) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, outboxEmailImplementors)
+	fields := collectFields(ec.OperationContext, sel, outboxEmailImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35782,7 +35782,7 @@ func (ec *executionContext) _OutboxEmail(ctx context.Context, sel ast.SelectionS
 var pageImplementors = []string{"Page", "Node"}
 
 func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj *storage.SitePage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageImplementors)
+	fields := collectFields(ec.OperationContext, sel, pageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35902,7 +35902,7 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 var pageInfoImplementors = []string{"PageInfo"}
 
 func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet, obj *model.PageInfo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageInfoImplementors)
+	fields := collectFields(ec.OperationContext, sel, pageInfoImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35950,7 +35950,7 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 var pageTranslationImplementors = []string{"PageTranslation"}
 
 func (ec *executionContext) _PageTranslation(ctx context.Context, sel ast.SelectionSet, obj *model.PageTranslation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationImplementors)
+	fields := collectFields(ec.OperationContext, sel, pageTranslationImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -35988,7 +35988,7 @@ func (ec *executionContext) _PageTranslation(ctx context.Context, sel ast.Select
 var pageTranslationPayloadImplementors = []string{"PageTranslationPayload"}
 
 func (ec *executionContext) _PageTranslationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PageTranslationPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, pageTranslationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36021,7 +36021,7 @@ func (ec *executionContext) _PageTranslationPayload(ctx context.Context, sel ast
 var pendingCommentConnectionImplementors = []string{"PendingCommentConnection"}
 
 func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PendingCommentConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pendingCommentConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, pendingCommentConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36065,7 +36065,7 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 var pingWebhookPayloadImplementors = []string{"PingWebhookPayload"}
 
 func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PingWebhookPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, pingWebhookPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, pingWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36098,7 +36098,7 @@ func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.Sel
 var popularPostImplementors = []string{"PopularPost"}
 
 func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionSet, obj *model.PopularPost) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, popularPostImplementors)
+	fields := collectFields(ec.OperationContext, sel, popularPostImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36136,7 +36136,7 @@ func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionS
 var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *storage.Post) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postImplementors)
+	fields := collectFields(ec.OperationContext, sel, postImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36391,7 +36391,7 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 var postConnectionImplementors = []string{"PostConnection"}
 
 func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PostConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, postConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36435,7 +36435,7 @@ func (ec *executionContext) _PostConnection(ctx context.Context, sel ast.Selecti
 var postEdgeImplementors = []string{"PostEdge"}
 
 func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PostEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, postEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36473,7 +36473,7 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 var postEventImplementors = []string{"PostEvent"}
 
 func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet, obj *model.PostEvent) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postEventImplementors)
+	fields := collectFields(ec.OperationContext, sel, postEventImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36531,7 +36531,7 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 var postPageImplementors = []string{"PostPage"}
 
 func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet, obj *model.PostPage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postPageImplementors)
+	fields := collectFields(ec.OperationContext, sel, postPageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36584,7 +36584,7 @@ func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet,
 var postSeriesImplementors = []string{"PostSeries"}
 
 func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSet, obj *model.PostSeries) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postSeriesImplementors)
+	fields := collectFields(ec.OperationContext, sel, postSeriesImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36634,7 +36634,7 @@ func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSe
 var postStatsImplementors = []string{"PostStats"}
 
 func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet, obj *model.PostStats) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, postStatsImplementors)
+	fields := collectFields(ec.OperationContext, sel, postStatsImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36677,7 +36677,7 @@ func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet
 var publicationImplementors = []string{"Publication"}
 
 func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionSet, obj *storage.Publication) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36748,7 +36748,7 @@ func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionS
 var publicationConnectionImplementors = []string{"PublicationConnection"}
 
 func (ec *executionContext) _PublicationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36786,7 +36786,7 @@ func (ec *executionContext) _PublicationConnection(ctx context.Context, sel ast.
 var publicationEdgeImplementors = []string{"PublicationEdge"}
 
 func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36824,7 +36824,7 @@ func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.Select
 var publicationMemberImplementors = []string{"PublicationMember"}
 
 func (ec *executionContext) _PublicationMember(ctx context.Context, sel ast.SelectionSet, obj *storage.StaffMember) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationMemberImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36872,7 +36872,7 @@ func (ec *executionContext) _PublicationMember(ctx context.Context, sel ast.Sele
 var publicationMemberConnectionImplementors = []string{"PublicationMemberConnection"}
 
 func (ec *executionContext) _PublicationMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationMemberConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36910,7 +36910,7 @@ func (ec *executionContext) _PublicationMemberConnection(ctx context.Context, se
 var publicationMemberEdgeImplementors = []string{"PublicationMemberEdge"}
 
 func (ec *executionContext) _PublicationMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationMemberEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36948,7 +36948,7 @@ func (ec *executionContext) _PublicationMemberEdge(ctx context.Context, sel ast.
 var publicationMemberPayloadImplementors = []string{"PublicationMemberPayload"}
 
 func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationMemberPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -36981,7 +36981,7 @@ func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel a
 var publicationUsageImplementors = []string{"PublicationUsage"}
 
 func (ec *executionContext) _PublicationUsage(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationUsage) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publicationUsageImplementors)
+	fields := collectFields(ec.OperationContext, sel, publicationUsageImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37029,7 +37029,7 @@ func (ec *executionContext) _PublicationUsage(ctx context.Context, sel ast.Selec
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
 
 func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publishPagePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, publishPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37062,7 +37062,7 @@ func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.Sel
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
 
 func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, publishPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37095,7 +37095,7 @@ func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.Sel
 var queryImplementors = []string{"Query"}
 
 func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, queryImplementors)
+	fields := collectFields(ec.OperationContext, sel, queryImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Query",
 	})
@@ -37331,7 +37331,7 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 var reactionCountImplementors = []string{"ReactionCount"}
 
 func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionCount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, reactionCountImplementors)
+	fields := collectFields(ec.OperationContext, sel, reactionCountImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37369,7 +37369,7 @@ func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.Selectio
 var reactionPayloadImplementors = []string{"ReactionPayload"}
 
 func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, reactionPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, reactionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37407,7 +37407,7 @@ func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.Select
 var readerSessionImplementors = []string{"ReaderSession"}
 
 func (ec *executionContext) _ReaderSession(ctx context.Context, sel ast.SelectionSet, obj *model.ReaderSession) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionImplementors)
+	fields := collectFields(ec.OperationContext, sel, readerSessionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37455,7 +37455,7 @@ func (ec *executionContext) _ReaderSession(ctx context.Context, sel ast.Selectio
 var readerSessionPayloadImplementors = []string{"ReaderSessionPayload"}
 
 func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReaderSessionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, readerSessionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37513,7 +37513,7 @@ func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.S
 var recordViewPayloadImplementors = []string{"RecordViewPayload"}
 
 func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordViewPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, recordViewPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, recordViewPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37546,7 +37546,7 @@ func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.Sele
 var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
 
 func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RedeliverWebhookEventPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, redeliverWebhookEventPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, redeliverWebhookEventPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37579,7 +37579,7 @@ func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, s
 var referrerViewsImplementors = []string{"ReferrerViews"}
 
 func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.SelectionSet, obj *model.ReferrerViews) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, referrerViewsImplementors)
+	fields := collectFields(ec.OperationContext, sel, referrerViewsImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37617,7 +37617,7 @@ func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.Selectio
 var rejectCommentPayloadImplementors = []string{"RejectCommentPayload"}
 
 func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RejectCommentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, rejectCommentPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, rejectCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37650,7 +37650,7 @@ func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.S
 var removePostFromSeriesPayloadImplementors = []string{"RemovePostFromSeriesPayload"}
 
 func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemovePostFromSeriesPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, removePostFromSeriesPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, removePostFromSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37688,7 +37688,7 @@ func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, se
 var removePublicationHostPayloadImplementors = []string{"RemovePublicationHostPayload"}
 
 func (ec *executionContext) _RemovePublicationHostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemovePublicationHostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, removePublicationHostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, removePublicationHostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37721,7 +37721,7 @@ func (ec *executionContext) _RemovePublicationHostPayload(ctx context.Context, s
 var renameTagPayloadImplementors = []string{"RenameTagPayload"}
 
 func (ec *executionContext) _RenameTagPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RenameTagPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, renameTagPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, renameTagPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37754,7 +37754,7 @@ func (ec *executionContext) _RenameTagPayload(ctx context.Context, sel ast.Selec
 var replyConnectionImplementors = []string{"ReplyConnection"}
 
 func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ReplyConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, replyConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, replyConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37798,7 +37798,7 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 var requestSignInLinkPayloadImplementors = []string{"RequestSignInLinkPayload"}
 
 func (ec *executionContext) _RequestSignInLinkPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RequestSignInLinkPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, requestSignInLinkPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, requestSignInLinkPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37836,7 +37836,7 @@ func (ec *executionContext) _RequestSignInLinkPayload(ctx context.Context, sel a
 var restorePostRevisionPayloadImplementors = []string{"RestorePostRevisionPayload"}
 
 func (ec *executionContext) _RestorePostRevisionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RestorePostRevisionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, restorePostRevisionPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, restorePostRevisionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37869,7 +37869,7 @@ func (ec *executionContext) _RestorePostRevisionPayload(ctx context.Context, sel
 var revisionImplementors = []string{"Revision"}
 
 func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *storage.Revision) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
+	fields := collectFields(ec.OperationContext, sel, revisionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37955,7 +37955,7 @@ func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet,
 var revisionConnectionImplementors = []string{"RevisionConnection"}
 
 func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, revisionConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, revisionConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -37998,7 +37998,7 @@ func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.Sel
 var revisionEdgeImplementors = []string{"RevisionEdge"}
 
 func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, revisionEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, revisionEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38036,7 +38036,7 @@ func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.Selection
 var rotateWebhookSecretPayloadImplementors = []string{"RotateWebhookSecretPayload"}
 
 func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RotateWebhookSecretPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38074,7 +38074,7 @@ func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel
 var searchConnectionImplementors = []string{"SearchConnection"}
 
 func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SearchConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, searchConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, searchConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38122,7 +38122,7 @@ func (ec *executionContext) _SearchConnection(ctx context.Context, sel ast.Selec
 var searchEdgeImplementors = []string{"SearchEdge"}
 
 func (ec *executionContext) _SearchEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SearchEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, searchEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, searchEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38160,7 +38160,7 @@ func (ec *executionContext) _SearchEdge(ctx context.Context, sel ast.SelectionSe
 var searchFacetImplementors = []string{"SearchFacet"}
 
 func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionSet, obj *model.SearchFacet) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, searchFacetImplementors)
+	fields := collectFields(ec.OperationContext, sel, searchFacetImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38204,7 +38204,7 @@ func (ec *executionContext) _SearchFacet(ctx context.Context, sel ast.SelectionS
 var searchResultImplementors = []string{"SearchResult"}
 
 func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.SelectionSet, obj *model.SearchResult) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, searchResultImplementors)
+	fields := collectFields(ec.OperationContext, sel, searchResultImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38253,7 +38253,7 @@ func (ec *executionContext) _SearchResult(ctx context.Context, sel ast.Selection
 var seoImplementors = []string{"Seo"}
 
 func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj *model.Seo) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, seoImplementors)
+	fields := collectFields(ec.OperationContext, sel, seoImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38306,7 +38306,7 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 var seriesImplementors = []string{"Series"}
 
 func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *storage.Series) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
+	fields := collectFields(ec.OperationContext, sel, seriesImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38383,7 +38383,7 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 var seriesConnectionImplementors = []string{"SeriesConnection"}
 
 func (ec *executionContext) _SeriesConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SeriesConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, seriesConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, seriesConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38421,7 +38421,7 @@ func (ec *executionContext) _SeriesConnection(ctx context.Context, sel ast.Selec
 var seriesEdgeImplementors = []string{"SeriesEdge"}
 
 func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SeriesEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, seriesEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, seriesEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38459,7 +38459,7 @@ func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSe
 var setNewsletterSubscriptionPayloadImplementors = []string{"SetNewsletterSubscriptionPayload"}
 
 func (ec *executionContext) _SetNewsletterSubscriptionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetNewsletterSubscriptionPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, setNewsletterSubscriptionPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, setNewsletterSubscriptionPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38492,7 +38492,7 @@ func (ec *executionContext) _SetNewsletterSubscriptionPayload(ctx context.Contex
 var setPostFeaturedPayloadImplementors = []string{"SetPostFeaturedPayload"}
 
 func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPostFeaturedPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, setPostFeaturedPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, setPostFeaturedPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38525,7 +38525,7 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 var setPublicationLimitsPayloadImplementors = []string{"SetPublicationLimitsPayload"}
 
 func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPublicationLimitsPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationLimitsPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, setPublicationLimitsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38558,7 +38558,7 @@ func (ec *executionContext) _SetPublicationLimitsPayload(ctx context.Context, se
 var setPublicationStatusPayloadImplementors = []string{"SetPublicationStatusPayload"}
 
 func (ec *executionContext) _SetPublicationStatusPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPublicationStatusPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, setPublicationStatusPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, setPublicationStatusPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38591,7 +38591,7 @@ func (ec *executionContext) _SetPublicationStatusPayload(ctx context.Context, se
 var setReplyNotificationsPayloadImplementors = []string{"SetReplyNotificationsPayload"}
 
 func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetReplyNotificationsPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, setReplyNotificationsPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, setReplyNotificationsPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38624,7 +38624,7 @@ func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, s
 var signOutPayloadImplementors = []string{"SignOutPayload"}
 
 func (ec *executionContext) _SignOutPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SignOutPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, signOutPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, signOutPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38657,7 +38657,7 @@ func (ec *executionContext) _SignOutPayload(ctx context.Context, sel ast.Selecti
 var siteImplementors = []string{"Site"}
 
 func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj *storage.Site) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, siteImplementors)
+	fields := collectFields(ec.OperationContext, sel, siteImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38794,7 +38794,7 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 var sitePageConnectionImplementors = []string{"SitePageConnection"}
 
 func (ec *executionContext) _SitePageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SitePageConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, sitePageConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38832,7 +38832,7 @@ func (ec *executionContext) _SitePageConnection(ctx context.Context, sel ast.Sel
 var sitePageEdgeImplementors = []string{"SitePageEdge"}
 
 func (ec *executionContext) _SitePageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SitePageEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, sitePageEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38870,7 +38870,7 @@ func (ec *executionContext) _SitePageEdge(ctx context.Context, sel ast.Selection
 var socialAccountImplementors = []string{"SocialAccount"}
 
 func (ec *executionContext) _SocialAccount(ctx context.Context, sel ast.SelectionSet, obj *storage.SocialAccount) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, socialAccountImplementors)
+	fields := collectFields(ec.OperationContext, sel, socialAccountImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -38908,7 +38908,7 @@ func (ec *executionContext) _SocialAccount(ctx context.Context, sel ast.Selectio
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) (context.Context, graphql.Marshaler) {
-	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	fields := collectFields(ec.OperationContext, sel, subscriptionImplementors)
 	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
 		Object: "Subscription",
 	})
@@ -38936,7 +38936,7 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 var tagImplementors = []string{"Tag"}
 
 func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *storage.Tag) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
+	fields := collectFields(ec.OperationContext, sel, tagImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39007,7 +39007,7 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 var tagConnectionImplementors = []string{"TagConnection"}
 
 func (ec *executionContext) _TagConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TagConnection) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, tagConnectionImplementors)
+	fields := collectFields(ec.OperationContext, sel, tagConnectionImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39045,7 +39045,7 @@ func (ec *executionContext) _TagConnection(ctx context.Context, sel ast.Selectio
 var tagEdgeImplementors = []string{"TagEdge"}
 
 func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TagEdge) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, tagEdgeImplementors)
+	fields := collectFields(ec.OperationContext, sel, tagEdgeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39083,7 +39083,7 @@ func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, 
 var translationImplementors = []string{"Translation"}
 
 func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionSet, obj *model.Translation) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
+	fields := collectFields(ec.OperationContext, sel, translationImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39121,7 +39121,7 @@ func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionS
 var translationPayloadImplementors = []string{"TranslationPayload"}
 
 func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, translationPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, translationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39154,7 +39154,7 @@ func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.Sel
 var unpublishPagePayloadImplementors = []string{"UnpublishPagePayload"}
 
 func (ec *executionContext) _UnpublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UnpublishPagePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, unpublishPagePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, unpublishPagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39187,7 +39187,7 @@ func (ec *executionContext) _UnpublishPagePayload(ctx context.Context, sel ast.S
 var unpublishPostPayloadImplementors = []string{"UnpublishPostPayload"}
 
 func (ec *executionContext) _UnpublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UnpublishPostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, unpublishPostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, unpublishPostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39220,7 +39220,7 @@ func (ec *executionContext) _UnpublishPostPayload(ctx context.Context, sel ast.S
 var updateAuthorPayloadImplementors = []string{"UpdateAuthorPayload"}
 
 func (ec *executionContext) _UpdateAuthorPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateAuthorPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateAuthorPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateAuthorPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39253,7 +39253,7 @@ func (ec *executionContext) _UpdateAuthorPayload(ctx context.Context, sel ast.Se
 var updateCategoryPayloadImplementors = []string{"UpdateCategoryPayload"}
 
 func (ec *executionContext) _UpdateCategoryPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateCategoryPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateCategoryPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateCategoryPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39286,7 +39286,7 @@ func (ec *executionContext) _UpdateCategoryPayload(ctx context.Context, sel ast.
 var updateCommentPayloadImplementors = []string{"UpdateCommentPayload"}
 
 func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateCommentPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateCommentPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateCommentPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39319,7 +39319,7 @@ func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.S
 var updateMediaPayloadImplementors = []string{"UpdateMediaPayload"}
 
 func (ec *executionContext) _UpdateMediaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateMediaPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateMediaPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateMediaPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39352,7 +39352,7 @@ func (ec *executionContext) _UpdateMediaPayload(ctx context.Context, sel ast.Sel
 var updatePagePayloadImplementors = []string{"UpdatePagePayload"}
 
 func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePagePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updatePagePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updatePagePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39385,7 +39385,7 @@ func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.Sele
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
 
 func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePostPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updatePostPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39418,7 +39418,7 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 var updatePublicationPayloadImplementors = []string{"UpdatePublicationPayload"}
 
 func (ec *executionContext) _UpdatePublicationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePublicationPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updatePublicationPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updatePublicationPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39451,7 +39451,7 @@ func (ec *executionContext) _UpdatePublicationPayload(ctx context.Context, sel a
 var updateSeriesPayloadImplementors = []string{"UpdateSeriesPayload"}
 
 func (ec *executionContext) _UpdateSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateSeriesPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateSeriesPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateSeriesPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39484,7 +39484,7 @@ func (ec *executionContext) _UpdateSeriesPayload(ctx context.Context, sel ast.Se
 var updateSitePayloadImplementors = []string{"UpdateSitePayload"}
 
 func (ec *executionContext) _UpdateSitePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateSitePayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateSitePayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateSitePayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39517,7 +39517,7 @@ func (ec *executionContext) _UpdateSitePayload(ctx context.Context, sel ast.Sele
 var updateWebhookPayloadImplementors = []string{"UpdateWebhookPayload"}
 
 func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateWebhookPayload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, updateWebhookPayloadImplementors)
+	fields := collectFields(ec.OperationContext, sel, updateWebhookPayloadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39550,7 +39550,7 @@ func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.S
 var uploadImplementors = []string{"Upload"}
 
 func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, obj *model.Upload) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, uploadImplementors)
+	fields := collectFields(ec.OperationContext, sel, uploadImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39598,7 +39598,7 @@ func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, o
 var viewsOnDayImplementors = []string{"ViewsOnDay"}
 
 func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSet, obj *model.ViewsOnDay) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, viewsOnDayImplementors)
+	fields := collectFields(ec.OperationContext, sel, viewsOnDayImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39636,7 +39636,7 @@ func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSe
 var webhookImplementors = []string{"Webhook"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *storage.Webhook) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
+	fields := collectFields(ec.OperationContext, sel, webhookImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39720,7 +39720,7 @@ func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, 
 var webhookDeliveryImplementors = []string{"WebhookDelivery"}
 
 func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *storage.DeliveryAttempt) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+	fields := collectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39793,7 +39793,7 @@ func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.Select
 var __DirectiveImplementors = []string{"__Directive"}
 
 func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionSet, obj *introspection.Directive) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __DirectiveImplementors)
+	fields := collectFields(ec.OperationContext, sel, __DirectiveImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39846,7 +39846,7 @@ func (ec *executionContext) ___Directive(ctx context.Context, sel ast.SelectionS
 var __EnumValueImplementors = []string{"__EnumValue"}
 
 func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.EnumValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __EnumValueImplementors)
+	fields := collectFields(ec.OperationContext, sel, __EnumValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39894,7 +39894,7 @@ func (ec *executionContext) ___EnumValue(ctx context.Context, sel ast.SelectionS
 var __FieldImplementors = []string{"__Field"}
 
 func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, obj *introspection.Field) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __FieldImplementors)
+	fields := collectFields(ec.OperationContext, sel, __FieldImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -39952,7 +39952,7 @@ func (ec *executionContext) ___Field(ctx context.Context, sel ast.SelectionSet, 
 var __InputValueImplementors = []string{"__InputValue"}
 
 func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.SelectionSet, obj *introspection.InputValue) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __InputValueImplementors)
+	fields := collectFields(ec.OperationContext, sel, __InputValueImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -40010,7 +40010,7 @@ func (ec *executionContext) ___InputValue(ctx context.Context, sel ast.Selection
 var __SchemaImplementors = []string{"__Schema"}
 
 func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet, obj *introspection.Schema) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __SchemaImplementors)
+	fields := collectFields(ec.OperationContext, sel, __SchemaImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)
@@ -40068,7 +40068,7 @@ func (ec *executionContext) ___Schema(ctx context.Context, sel ast.SelectionSet,
 var __TypeImplementors = []string{"__Type"}
 
 func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, obj *introspection.Type) graphql.Marshaler {
-	fields := graphql.CollectFields(ec.OperationContext, sel, __TypeImplementors)
+	fields := collectFields(ec.OperationContext, sel, __TypeImplementors)
 
 	out := graphql.NewFieldSet(fields)
 	deferred := deferredGroup(ctx, fields)

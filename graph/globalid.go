@@ -250,7 +250,7 @@ func (r *Resolver) readNodes(ctx context.Context) *nodeReads {
 	oc := graphql.GetOperationContext(ctx)
 	n := &nodeReads{}
 	writes := map[storage.CommentKey]bool{}
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+	for _, f := range collectFields(oc, oc.Operation.SelectionSet, nil) {
 		if f.Name != "node" {
 			continue
 		}
@@ -270,7 +270,7 @@ func (r *Resolver) readNodes(ctx context.Context) *nodeReads {
 			key := storage.CommentKey{PostID: g.post, CommentID: g.id}
 			n.comments.add(key)
 			n.posts.add(g.post)
-			for _, sf := range graphql.CollectFields(oc, f.Selections, commentImplementors) {
+			for _, sf := range collectFields(oc, f.Selections, commentImplementors) {
 				if sf.Name == "author" || sf.Name == "commenter" {
 					writes[key] = true
 				}

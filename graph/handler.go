@@ -122,7 +122,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	h.ComplexityBytes = costBytes
 	h.ErrorPresenter = presentError(logger)
 	h.RecoverFunc = recoverPanic(logger)
-	h.ObserveQueryCache, h.Extensions = nil, nil
+	h.ObserveQueryCache, h.Extensions = nil, []graphql.HandlerExtension{fieldsCacheExtension{}}
 	h.PersistedQueries, h.Now = nil, store.Now
 	if h.PersistedQueryCacheBytes >= 0 {
 		h.PersistedQueries = persistedQueries{store}

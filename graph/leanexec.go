@@ -3,9 +3,13 @@ package graph
 import (
 	"context"
 	"io"
+	"slices"
 	"strconv"
+	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // The functions here stand in for parts of gqlgen's executor that
@@ -24,6 +28,82 @@ func deferredGroup(ctx context.Context, fields []graphql.CollectedField) graphql
 		}
 	}
 	return graphql.DeferredGroup{}
+}
+
+// collectFields returns the fields of sel that apply to an object of
+// the type whose implementors are given (nil: every fragment applies),
+// as graphql.CollectFields does, from the operation's cache
+// (fieldsCache) once collected. gqlgen's own cache builds its key on
+// every call with a hasher and a copy of each type name, two to five
+// allocations an object; this one is keyed by the selection set's
+// identity and the type's name and number of implementors, and checks
+// the implementors on a hit.
+// An operation without the cache collects them as gqlgen does.
+func collectFields(oc *graphql.OperationContext, sel ast.SelectionSet, implementors []string) []graphql.CollectedField {
+	c, _ := oc.Stats.GetExtension(fieldsCacheName).(*fieldsCache)
+	if c == nil || len(sel) == 0 {
+		return graphql.CollectFields(oc, sel, implementors)
+	}
+	k := fieldsKey{sel: &sel[0], n: len(sel), types: len(implementors)}
+	if len(implementors) > 0 {
+		k.typ = implementors[0]
+	}
+	c.mu.Lock()
+	e, ok := c.m[k]
+	c.mu.Unlock()
+	if ok && slices.Equal(e.implementors, implementors) {
+		return e.fields
+	}
+	fields := graphql.CollectFields(oc, sel, implementors)
+	if !ok {
+		c.mu.Lock()
+		if c.m == nil {
+			c.m = make(map[fieldsKey]collected, 8)
+		}
+		c.m[k] = collected{implementors: implementors, fields: fields}
+		c.mu.Unlock()
+	}
+	return fields
+}
+
+// fieldsCache holds an operation's collected fields, its map made at the
+// first: it lives as long as the operation and holds one entry for each
+// selection set and type the operation's document has.
+type fieldsCache struct {
+	mu sync.Mutex
+	m  map[fieldsKey]collected
+}
+
+type fieldsKey struct {
+	sel   *ast.Selection
+	n     int
+	typ   string
+	types int
+}
+
+type collected struct {
+	implementors []string
+	fields       []graphql.CollectedField
+}
+
+const fieldsCacheName = "collectedFields"
+
+// fieldsCacheExtension gives every operation a fieldsCache, before it
+// runs: the operation context's stats are written only then, and read
+// by the operation's resolvers at once.
+type fieldsCacheExtension struct{}
+
+var (
+	_ graphql.HandlerExtension        = fieldsCacheExtension{}
+	_ graphql.OperationContextMutator = fieldsCacheExtension{}
+)
+
+func (fieldsCacheExtension) ExtensionName() string                   { return "CollectedFieldsCache" }
+func (fieldsCacheExtension) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (fieldsCacheExtension) MutateOperationContext(_ context.Context, oc *graphql.OperationContext) *gqlerror.Error {
+	oc.Stats.SetExtension(fieldsCacheName, &fieldsCache{})
+	return nil
 }
 
 // maxObjectFields is the most fields an object written by objectFields

@@ -59,7 +59,7 @@ func newResolver(store *storage.Store, comments CommentPolicy, hooks *webhooks.S
 // without a read.
 func selectsOnly(ctx context.Context, fields ...string) bool {
 	fc := graphql.GetFieldContext(ctx)
-	for _, f := range graphql.CollectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
+	for _, f := range collectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
 		if f.Name != "__typename" && !slices.Contains(fields, f.Name) {
 			return false
 		}
@@ -91,7 +91,7 @@ func selectionAt(ctx context.Context, satisfies []string, path string) ([]string
 func soleRootField(ctx context.Context, name string) bool {
 	oc := graphql.GetOperationContext(ctx)
 	n := 0
-	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+	for _, f := range collectFields(oc, oc.Operation.SelectionSet, nil) {
 		if f.Name == name {
 			n++
 		}
@@ -103,13 +103,13 @@ func soleRootField(ctx context.Context, name string) bool {
 // (as selectionAt), and false when path is not selected.
 func fieldsAt(ctx context.Context, satisfies []string, path string) ([]graphql.CollectedField, bool) {
 	oc := graphql.GetOperationContext(ctx)
-	fields := graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, satisfies)
+	fields := collectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, satisfies)
 	if path != "" {
 		for _, name := range strings.Split(path, ".") {
 			var next []graphql.CollectedField
 			for _, f := range fields {
 				if f.Name == name {
-					next = append(next, graphql.CollectFields(oc, f.Selections, nil)...)
+					next = append(next, collectFields(oc, f.Selections, nil)...)
 				}
 			}
 			if next == nil {

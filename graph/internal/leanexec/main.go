@@ -1,4 +1,4 @@
-// Command leanexec rewrites three parts of gqlgen's executor that
+// Command leanexec rewrites four parts of gqlgen's executor that
 // allocate, on every request, for features that the request does not use.
 //
 // Deferred groups: gqlgen's object template starts every object it
@@ -22,6 +22,12 @@
 // value: some nine allocations a field, 1,500 on a page of 20 posts. A
 // field whose marshaler can report an error keeps ResolveField, so that
 // the error has the field's path.
+//
+// Collected fields: gqlgen caches the fields an object's selection set
+// selects for a type, under a key it builds on every call with a hasher
+// and copies of the type's names. The rewrite calls the graph package's
+// collectFields, whose cache for the operation is keyed by the
+// selection set's and the type's identity.
 //
 // Objects' JSON: an object's field set writes itself through an iterator
 // that copies each field to the heap and a map of the names written (for
@@ -47,6 +53,9 @@ import (
 var (
 	eager = []byte("deferred := graphql.NewDeferredGroup(ctx)")
 	lazy  = []byte("deferred := deferredGroup(ctx, fields)")
+
+	collect     = []byte("fields := graphql.CollectFields(ec.OperationContext, sel, ")
+	collectLean = []byte("fields := collectFields(ec.OperationContext, sel, ")
 
 	fieldSetEnd = []byte("\t\tec.ProcessDeferredGroup(deferred)\n\t}\n\n\treturn out\n}\n")
 	objectEnd   = []byte("\t\tec.ProcessDeferredGroup(deferred)\n\t}\n\n\treturn object(out, fields, deferred)\n}\n")
@@ -114,9 +123,9 @@ func rewriteFile(name string) error {
 
 // rewrite returns src with the rewrites made. It fails when src lacks
 // both the template's and the rewritten form of any, as gqlgen's
-// executor always has all three.
+// executor always has them all.
 func rewrite(src []byte) ([]byte, error) {
-	for _, r := range [][2][]byte{{eager, lazy}, {fieldSetEnd, objectEnd}} {
+	for _, r := range [][2][]byte{{eager, lazy}, {collect, collectLean}, {fieldSetEnd, objectEnd}} {
 		if !bytes.Contains(src, r[0]) && !bytes.Contains(src, r[1]) {
 			return nil, fmt.Errorf("no %q: gqlgen's object template changed", r[0])
 		}
