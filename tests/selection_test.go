@@ -29,7 +29,9 @@ func TestSelectionsFollowDirectivesAndFragments(t *testing.T) {
   other: category(slug: "go") { posts(first: 1) { edges { node { slug ... on Node { id } } } } }
 }`
 	type edges struct {
-		Posts struct{ Edges []struct{ Node json.RawMessage } }
+		Posts struct {
+			Edges []struct{ Node json.RawMessage }
+		}
 	}
 	for _, c := range []struct {
 		full                  string
@@ -39,7 +41,9 @@ func TestSelectionsFollowDirectivesAndFragments(t *testing.T) {
 		{"false", []string{"id", "slug", "author", "categories"}, []string{"slug"}, []string{"slug", "id"}},
 	} {
 		a := s.post(t, query, `{"full":`+c.full+`}`, nil)
-		var got struct{ Data struct{ Category, Other edges } }
+		var got struct {
+			Data struct{ Category, Other edges }
+		}
 		if err := json.Unmarshal([]byte(a.body), &got); err != nil {
 			t.Fatal(err)
 		}
