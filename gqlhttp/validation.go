@@ -18,9 +18,6 @@ import (
 //   - Without introspection, no rule suggests a name ("Did you mean …?"):
 //     suggestions would spell out the schema that introspection hides, and
 //     __schema and __type fail validation rather than return null.
-//   - @defer is refused: every transport here answers an operation
-//     whole, and a POST or GET would otherwise answer the deferred fields
-//     null with "hasNext": true and never send the rest.
 
 // validationRules returns the function that makes the rules of each
 // validation, with or without introspection.
@@ -34,7 +31,6 @@ func validationRules(introspection bool) func() *rules.Rules {
 		replace(rules.OverlappingFieldsCanBeMergedRule.Name, fieldsMergeRule)
 		replace(rules.MaxIntrospectionDepth.Name, introspectionDepthRule)
 		r.AddRule(intRangeRule.Name, intRangeRule.RuleFunc)
-		r.AddRule(noDeferRule.Name, noDeferRule.RuleFunc)
 		if !introspection {
 			// gqlgen swaps FieldsOnCorrectType and ScalarLeafs itself when
 			// suggestions are disabled.
@@ -56,19 +52,6 @@ var noIntrospectionRule = core.Rule{
 		observers.OnField(func(_ *core.Walker, f *ast.Field) {
 			if f.Name == "__schema" || f.Name == "__type" {
 				addError(core.Message("introspection is disabled"), core.At(f.Position))
-			}
-		})
-	},
-}
-
-// noDeferRule refuses @defer, which gqlgen's schema declares but this
-// server does not deliver: its answers come whole, in one payload.
-var noDeferRule = core.Rule{
-	Name: "NoDefer",
-	RuleFunc: func(observers *core.Events, addError core.AddErrFunc) {
-		observers.OnDirective(func(_ *core.Walker, d *ast.Directive) {
-			if d.Name == "defer" {
-				addError(core.Message("@defer is not supported: this server sends every answer whole, so leave @defer out"), core.At(d.Position))
 			}
 		})
 	},

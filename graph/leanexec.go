@@ -16,6 +16,13 @@ import (
 // allocate for what a request does not use; internal/leanexec rewrites
 // generated.go to call them.
 
+// gqlgen's prelude declares @defer, which no transport here delivers:
+// every answer is sent whole, and a POST would answer the deferred fields
+// null with "hasNext": true and never send the rest. The schema leaves it
+// out, so introspection and the clients generated from it do not offer
+// it, and validation refuses it as a directive the schema does not know.
+func init() { delete(parsedSchema.Directives, "defer") }
+
 // deferredGroup returns the group of an object's @defer'd fields, as
 // graphql.NewDeferredGroup does, for an object of which a field in
 // fields is deferred, and an empty group for any other: the executor

@@ -284,6 +284,34 @@ func TestABodyThatDoesNotArriveIs408(t *testing.T) {
 	}
 }
 
+// TestSchemaOffersNoDefer checks that the schema clients read leaves out
+// @defer, which gqlgen declares and no transport here delivers, and that
+// a request using it is refused in validation, naming the directive.
+func TestSchemaOffersNoDefer(t *testing.T) {
+	s := newServer(t)
+	resp := s.send(t, request("{ __schema { directives { name } } }", nil), false)
+	if len(resp.Errors) > 0 {
+		t.Fatalf("introspection: %v", resp.Errors)
+	}
+	var data struct {
+		Schema struct{ Directives []struct{ Name string } } `json:"__schema"`
+	}
+	if err := json.Unmarshal(resp.Data, &data); err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, d := range data.Schema.Directives {
+		names[d.Name] = true
+	}
+	if names["defer"] || !names["include"] || !names["skip"] || !names["deprecated"] {
+		t.Errorf("the schema's directives are %v, want include, skip and deprecated and no defer", names)
+	}
+	resp = s.send(t, request("{ posts(first: 1) { edges { node { id ... @defer { title } } } } }", nil), false)
+	if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" || !strings.Contains(resp.Errors[0].Message, "defer") || resp.Data != nil {
+		t.Errorf("@defer: errors %v, data %s; want one GRAPHQL_VALIDATION_FAILED naming it and no data", resp.Errors, resp.Data)
+	}
+}
+
 // TestIntrospectionCanBeTurnedOff checks a server configured as outside
 // the embedded mode: the schema cannot be read, and no validation error
 // suggests a name of the schema (fields, arguments, enum values, input
