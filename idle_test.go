@@ -95,14 +95,17 @@ func TestAnIdleServerWritesNothing(t *testing.T) {
 		return before, after
 	}
 	// Start-up settles: the last syncs are written (a page index's is
-	// made a tick after its post), and the shard's checkpoint moves past
-	// their records (a second at most on the embedded engine). Once 80
-	// reads (2 s) went by without a write, the window: a writer of any
-	// period from 2 to 12 s writes in it.
-	settleReads, windowReads := 80, 480
+	// made a tick after its post), the shard's checkpoint moves past
+	// their records (a second at most on the embedded engine), and each
+	// worker's checkpoint follows, 10 s at most after its last move
+	// (changefeed.DefaultWorkerCheckpointEvery). Once 480 reads (12 s)
+	// went by without a write, the window of 480 more: a writer of a
+	// period up to 12 s never lets the server settle, and one of up to
+	// 24 s writes in the window.
+	settleReads, windowReads := 480, 480
 	if onDynamoDB {
 		// A read every 450 ms when the shard is quiet: 140 span a minute.
-		settleReads, windowReads = 20, 140
+		settleReads, windowReads = 30, 140
 	}
 	for quiet := 0; ; quiet++ {
 		if quiet == 30 {

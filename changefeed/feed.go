@@ -73,8 +73,8 @@ const (
 	// little again, and writes at most once a minute a shard for it.
 	CheckpointEvery = time.Minute
 	// DefaultWorkerCheckpointEvery is the most often a worker's
-	// checkpoint moves while events keep coming: each move is a write,
-	// which a comment a second would otherwise pay once a worker.
+	// checkpoint moves: each move is a write, which a comment a second,
+	// or one every few seconds, would otherwise pay once a worker.
 	DefaultWorkerCheckpointEvery = 10 * time.Second
 )
 
@@ -117,10 +117,10 @@ type Options struct {
 	// such record: within CheckpointEvery of the last write.
 	CheckpointEvery time.Duration
 	// WorkerCheckpointEvery is the most often a worker's checkpoint
-	// moves while events keep coming (DefaultWorkerCheckpointEvery);
-	// once the log has been quiet for a second, or for
-	// WorkerCheckpointEvery when that is shorter, it moves to what the
-	// worker has done, and when the worker stops. A server that takes
+	// moves (DefaultWorkerCheckpointEvery): while events keep coming, and
+	// once the log has been quiet for a second (or for
+	// WorkerCheckpointEvery when that is shorter), when it moves to what
+	// the worker has done; and when the worker stops. A server that takes
 	// the lease over after a crash gives the events since to Events
 	// again, as it does those a Hold kept back.
 	WorkerCheckpointEvery time.Duration

@@ -169,8 +169,10 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 	for {
 		woken := f.appended.wait()
 		events, err := r.read(ctx)
-		if err == nil && len(events) == 0 && r.pos > saved && time.Since(lastEvents) >= quiet {
-			// Quiet: what Hold kept back may have been done since.
+		if err == nil && len(events) == 0 && r.pos > saved && time.Since(lastEvents) >= quiet && time.Since(moved) >= f.opts.WorkerCheckpointEvery {
+			// Quiet: what Hold kept back may have been done since. A
+			// checkpoint moved less than WorkerCheckpointEvery ago waits:
+			// events a few seconds apart share a move.
 			err = checkpoint(ctx, r.pos)
 			if errors.Is(err, feedstore.ErrLeaseLost) {
 				return err
