@@ -52,35 +52,90 @@ type CountSynced struct {
 // copy's). Each update sets the counts alone, on the condition that the
 // item exists and still has the counts read: a deleted copy is not
 // written again, and a count changed meanwhile is left to the next sync
-// (Stale). It reads the post item, its copies (one BatchGetItem) and the
-// authoritative count, consistently. A post that is gone is no error. It
-// fails when a read or a write fails.
+// (Stale). It reads the post item, its copies and the authoritative
+// count, consistently, in that order (one BatchGetItem each). A post that
+// is gone is no error. It fails when a read or a write fails.
 func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, error) {
-	var out CountSynced
-	var p postItem
-	switch err := s.db.Get(ctx, s.ks.Post(postID), true, &p); {
-	case errors.Is(err, ErrNotFound):
-		return out, nil
-	case err != nil:
-		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+	did, errs := s.syncCounts(ctx, []string{postID})
+	return did[0], errs[0]
+}
+
+// syncCounts syncs the posts ids as SyncCounts syncs one, with the reads
+// of all of them together: their post items, then their copies, then
+// their count items, each in as few BatchGetItem calls as DynamoDB allows
+// (100 keys each), so the counts worker's reads do not grow with the posts
+// a tick syncs. A read that fails fails every post's sync; a write fails
+// its post's.
+func (s *Store) syncCounts(ctx context.Context, ids []string) ([]CountSynced, []error) {
+	did, errs := make([]CountSynced, len(ids)), make([]error, len(ids))
+	failAll := func(err error) ([]CountSynced, []error) {
+		for i := range errs {
+			if errs[i] == nil {
+				errs[i] = fmt.Errorf("sync counts of post %q: %w", ids[i], err)
+			}
+		}
+		return did, errs
 	}
-	ks := p.copyKeys(s.ks)
-	copies, err := s.db.BatchGet(ctx, ks, true)
+	postKeys := make([]key, len(ids))
+	for i, id := range ids {
+		postKeys[i] = s.ks.Post(id)
+	}
+	found, err := s.db.BatchGet(ctx, postKeys, true)
 	if err != nil {
-		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+		return failAll(err)
 	}
-	// The count is read after the copies: a comment counted on a copy
+	posts := make([]*postItem, len(ids)) // nil: gone, or failed
+	var copyKeys, countKeys []key
+	for i, id := range ids {
+		var p postItem
+		switch err := dynamo.DecodeFound(found, postKeys[i], &p); {
+		case errors.Is(err, dynamo.ErrNotFound):
+			continue
+		case err != nil:
+			errs[i] = fmt.Errorf("sync counts of post %q: %w", id, err)
+			continue
+		}
+		posts[i] = &p
+		copyKeys = append(copyKeys, p.copyKeys(s.ks)...)
+		countKeys = append(countKeys, s.ks.PostCount(id))
+	}
+	if len(countKeys) == 0 {
+		return did, errs
+	}
+	copies, err := s.db.BatchGet(ctx, copyKeys, true)
+	if err != nil {
+		return failAll(err)
+	}
+	// The counts are read after the copies: a comment counted on a copy
 	// after the copy was read makes its update fail its condition rather
 	// than take the copy back.
-	comments, threads, err := s.readCommentCount(ctx, postID)
-	switch {
-	case errors.Is(err, ErrNotFound):
-		return out, nil
-	case err != nil:
-		return out, fmt.Errorf("sync counts: %w", err)
+	counts, err := s.db.BatchGet(ctx, countKeys, true)
+	if err != nil {
+		return failAll(err)
 	}
-	out.Comments, out.Threads = comments, threads
-	for _, k := range ks {
+	for i, p := range posts {
+		if p == nil {
+			continue
+		}
+		var c countItem
+		switch err := dynamo.DecodeFound(counts, s.ks.PostCount(ids[i]), &c); {
+		case errors.Is(err, dynamo.ErrNotFound):
+			continue // the post is gone
+		case err != nil:
+			errs[i] = fmt.Errorf("sync counts of post %q: %w", ids[i], err)
+			continue
+		}
+		did[i], errs[i] = s.writeCounts(ctx, p, copies, int(c.CommentCount), int(c.ThreadCount))
+	}
+	return did, errs
+}
+
+// writeCounts makes the writes of one post's sync: comments and threads
+// onto each of its copies in copies that differs, then onto its post
+// item p.
+func (s *Store) writeCounts(ctx context.Context, p *postItem, copies map[key]item, comments, threads int) (CountSynced, error) {
+	out := CountSynced{Comments: comments, Threads: threads}
+	for _, k := range p.copyKeys(s.ks) {
 		it, ok := copies[k]
 		if !ok {
 			continue
@@ -89,18 +144,18 @@ func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, err
 			CommentCount int `dynamodbav:"commentCount"`
 		}
 		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-			return out, fmt.Errorf("sync counts of post %q: decode copy %s/%s: %w", postID, k.PK, k.SK, err)
+			return out, fmt.Errorf("sync counts of post %q: decode copy %s/%s: %w", p.ID, k.PK, k.SK, err)
 		}
 		if c.CommentCount == comments {
 			continue
 		}
 		if err := s.setCounts(ctx, k, c.CommentCount, comments, -1, -1, &out); err != nil {
-			return out, fmt.Errorf("sync counts of post %q: copy %s/%s: %w", postID, k.PK, k.SK, err)
+			return out, fmt.Errorf("sync counts of post %q: copy %s/%s: %w", p.ID, k.PK, k.SK, err)
 		}
 	}
 	if int(p.CommentCount) != comments || int(p.ThreadCount) != threads {
-		if err := s.setCounts(ctx, s.ks.Post(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
-			return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+		if err := s.setCounts(ctx, s.ks.Post(p.ID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
+			return out, fmt.Errorf("sync counts of post %q: %w", p.ID, err)
 		}
 	}
 	return out, nil
@@ -206,8 +261,9 @@ func (c *CountSync) Events(ctx context.Context, events []LoggedEvent) error {
 }
 
 // Tick syncs every pending post that is due: never synced, or last
-// synced CountSyncEvery ago or more. It returns the first error of a
-// sync; the post that failed stays pending.
+// synced CountSyncEvery ago or more, their reads together (syncCounts).
+// It returns the first error of a sync; the post that failed stays
+// pending.
 func (c *CountSync) Tick(ctx context.Context) error {
 	c.syncing.Lock()
 	defer c.syncing.Unlock()
@@ -228,28 +284,36 @@ func (c *CountSync) Tick(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	var first error
-	for _, id := range slices.Sorted(maps.Keys(due)) {
-		did, err := c.store.SyncCounts(ctx, id)
-		did.Began = now
-		if c.OnSync != nil {
-			c.OnSync(id, did, err)
-		}
-		if err == nil && did.Stale == 0 {
-			continue
-		}
-		// Failed, or an item changed while it synced: pending again,
-		// from its first event, so the checkpoint stays before it.
-		c.mu.Lock()
-		if pos, ok := c.pending[id]; !ok || due[id] < pos {
-			c.pending[id] = due[id]
-		}
-		c.mu.Unlock()
-		if first == nil {
-			first = err
+	for batch := range slices.Chunk(slices.Sorted(maps.Keys(due)), countSyncBatch) {
+		dids, errs := c.store.syncCounts(ctx, batch)
+		for i, id := range batch {
+			did, err := dids[i], errs[i]
+			did.Began = now
+			if c.OnSync != nil {
+				c.OnSync(id, did, err)
+			}
+			if err == nil && did.Stale == 0 {
+				continue
+			}
+			// Failed, or an item changed while it synced: pending again,
+			// from its first event, so the checkpoint stays before it.
+			c.mu.Lock()
+			if pos, ok := c.pending[id]; !ok || due[id] < pos {
+				c.pending[id] = due[id]
+			}
+			c.mu.Unlock()
+			if first == nil {
+				first = err
+			}
 		}
 	}
 	return first
 }
+
+// countSyncBatch is how many posts one syncCounts syncs: a BatchGetItem
+// of their post items, one of their count items, and one for each 100 of
+// their copies.
+const countSyncBatch = 100
 
 // Hold returns the position the worker's checkpoint may move to once it
 // has read up to last: last, or just before the first event of a post

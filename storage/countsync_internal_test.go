@@ -146,7 +146,7 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 		f.now = f.now.Add(CountSyncEvery)
 		ctx, c := WithRequestCounter(f.ctx)
 		f.must(f.count.Events(ctx, []LoggedEvent{{Position: f.next, Event: Event{Type: EventPostEdited, Data: EventData{PostID: f.post}}}}))
-		if got, want := c.ByOperation(), map[string]int{"GetItem": 2, "BatchGetItem": 1}; !maps.Equal(got, want) {
+		if got, want := c.ByOperation(), map[string]int{"BatchGetItem": 3}; !maps.Equal(got, want) {
 			t.Errorf("requests %v, want %v", got, want)
 		}
 	})
@@ -162,6 +162,49 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 		}
 		f.drift(2, f.ks[0])
 	})
+}
+
+// TestCountSyncReadsThePostsOfATickTogether: the posts a tick syncs
+// share their reads, three BatchGetItem calls whatever their number, and
+// each gets its own writes, its copies' and its post item's.
+func TestCountSyncReadsThePostsOfATickTogether(t *testing.T) {
+	f := newCountsFixture(t)
+	posts := map[string][]key{f.post: f.ks}
+	var events []LoggedEvent
+	for _, slug := range []string{"second", "third"} {
+		p, err := f.s.CreatePost(f.ctx, NewPost{AuthorID: "bob", Title: slug, Slug: slug, Body: "Hi.", Categories: []string{"aws"}})
+		f.must(err)
+		_, err = f.s.Publish(f.ctx, PublishPost{ID: p.ID})
+		f.must(err)
+		var it postItem
+		f.must(f.s.db.Get(f.ctx, testKS.Post(p.ID), true, &it))
+		posts[p.ID] = it.copyKeys(testKS)
+		c, err := f.s.AddComment(f.ctx, NewComment{PostID: p.ID, AuthorID: "ada", Body: "Hello."})
+		f.must(err)
+		events = append(events, LoggedEvent{Position: f.next, Event: Event{Type: EventCommentAdded, Data: EventData{PostID: p.ID, CommentID: c.ID}}})
+		f.next++
+	}
+	events = append(events, f.comment())
+	writes := 0
+	for _, ks := range posts {
+		f.drift(0, ks...)
+		writes += len(ks) + 1 // and the post item
+	}
+	ctx, c := WithRequestCounter(f.ctx)
+	f.must(f.count.Events(ctx, events))
+	if got, want := c.ByOperation(), map[string]int{"BatchGetItem": 3, "UpdateItem": writes}; !maps.Equal(got, want) {
+		t.Errorf("a tick of %d posts made %v, want %v", len(posts), got, want)
+	}
+	for id, ks := range posts {
+		for i, n := range f.counts(ks...) {
+			if n != 1 {
+				t.Errorf("post %s: copy %v counts %d comments, want 1", id, ks[i], n)
+			}
+		}
+	}
+	if bad, err := f.s.Check(f.ctx); err != nil || len(bad) > 0 {
+		t.Errorf("check: %v %v", bad, err)
+	}
 }
 
 func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
