@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -45,6 +47,11 @@ func OpenEmbedded(path, region string, now func() time.Time) (*Embedded, error) 
 	if path == "" {
 		backend = s3mem.New()
 	} else {
+		// The data directory is made by the embedded engine, which a
+		// server on DynamoDB does not open.
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("open media store %s: %w", path, err)
+		}
 		db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 		if err != nil {
 			return nil, fmt.Errorf("open media store %s: %w", path, err)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -23,6 +24,19 @@ func (c *clock) Add(d time.Duration) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.t = c.t.Add(d)
+}
+
+// TestEmbeddedMakesItsDirectory: a server on DynamoDB opens no embedded
+// engine, which would have made the data directory, and its media store
+// makes it itself.
+func TestEmbeddedMakesItsDirectory(t *testing.T) {
+	e, err := OpenEmbedded(filepath.Join(t.TempDir(), "data", "media.db"), "us-east-1", time.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // embeddedBucket starts the embedded store under /s3 of a test server and
