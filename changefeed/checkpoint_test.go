@@ -2,6 +2,8 @@ package changefeed
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -73,4 +75,66 @@ func TestAWorkerCheckpointsOnceAWhile(t *testing.T) {
 	if p, want := position(), int64(1+batches+paced); p != want {
 		t.Errorf("the checkpoint of the stopped worker is at %d, want %d", p, want)
 	}
+}
+
+// TestIdleWorkersLeaveTheLogToTheTail: workers that have read the whole
+// log and owe no checkpoint read it again when the server's tail finds
+// events (or after WorkerIdlePoll), not every TailEvery each, so an idle
+// server's reads of the log are its tail's.
+func TestIdleWorkersLeaveTheLogToTheTail(t *testing.T) {
+	e := newEnv(t)
+	f := e.feed("a")
+	f.opts.Exclusive = true
+	const workers = 4
+	took := make(chan int64, 100)
+	for i := range workers {
+		f.AddWorker(Worker{Name: fmt.Sprintf("w%d", i), Events: func(_ context.Context, events []storage.LoggedEvent) error {
+			took <- events[len(events)-1].Position
+			return nil
+		}})
+	}
+	ctx, counter := storage.WithRequestCounter(context.Background())
+	e.runIn(ctx, f)
+	// checkpoints returns how many workers' checkpoints are at pos.
+	checkpoints := func(pos int64) int {
+		leases, err := e.store.Feed().Leases(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, l := range leases {
+			if strings.HasPrefix(l.Name, feedstore.WorkerLease("w")) && l.Position == pos {
+				n++
+			}
+		}
+		return n
+	}
+	e.eventually("every worker's lease taken", func() bool { return checkpoints(0) == workers })
+	// write writes an event, waits until every worker took it, and
+	// returns its position.
+	write := func() int64 {
+		t.Helper()
+		e.write(1)
+		var pos int64
+		for range workers {
+			select {
+			case pos = <-took:
+			case <-time.After(30 * time.Second):
+				t.Fatal("a worker took no event of a write in 30 s")
+			}
+		}
+		return pos
+	}
+	pos := write()
+	e.eventually("every worker's checkpoint at the event", func() bool { return checkpoints(pos) == workers })
+
+	before, start := counter.ByOperation()["Query"], time.Now()
+	time.Sleep(2 * time.Second)
+	queries, elapsed := counter.ByOperation()["Query"]-before, time.Since(start)
+	// The tail's reads, and the coordinator's of the leases, at most.
+	if most := int(elapsed/f.opts.TailEvery) + int(elapsed/f.opts.RenewEvery) + 4; queries > most {
+		t.Errorf("%d Query calls in %s of an idle log, want at most %d: the tail's and the leases'", queries, elapsed.Round(time.Millisecond), most)
+	}
+	// A write after the idle spell reaches every worker.
+	write()
 }

@@ -29,7 +29,10 @@
 // Every server tails the log from the head it found at start, with one
 // Query about every TailEvery (at once after it appended itself), and
 // calls its subscribers with each batch. A worker reads the log from its
-// lease's checkpoint: it gets every event at least once, in order, and
+// lease's checkpoint, and once it has read all of it and owes no
+// checkpoint, again when this server appended or its tail read events,
+// or after WorkerIdlePoll: an idle server's workers cost few reads. It
+// gets every event at least once, in order, and
 // the checkpoint moves only after its Events returned nil, and no further
 // than its Hold allows (a worker that does its work later, coalesced).
 package changefeed
@@ -62,6 +65,10 @@ const (
 	// limit of five GetRecords a second a shard.
 	DefaultReadGap   = 200 * time.Millisecond
 	DefaultTailEvery = 500 * time.Millisecond
+	// WorkerIdlePoll is how long a worker that has read the whole log
+	// and owes no checkpoint waits for its tail's news before it reads
+	// the log anyway.
+	WorkerIdlePoll = 10 * time.Second
 	// DefaultAppendGap is the least time between two appends of a
 	// shard's events: each append writes the shard's checkpoint and the
 	// log's head besides its events, so in a burst of writes the events
@@ -173,9 +180,10 @@ type Feed struct {
 	subs    map[int]func([]storage.LoggedEvent)
 	nextSub int
 
-	// appended fires after this server appended to the log; finished
-	// when the work of a lease ended by itself (a shard read to its end).
-	appended, finished signal
+	// appended fires after this server appended to the log; logged when
+	// its tail read events, whoever appended them; finished when the
+	// work of a lease ended by itself (a shard read to its end).
+	appended, logged, finished signal
 	// abandon makes Run end without releasing its leases, as a crash
 	// would (tests).
 	abandon bool

@@ -80,6 +80,7 @@ func (f *Feed) tail(ctx context.Context, head int64) {
 		if len(events) > 0 {
 			r.advance(events)
 			f.publish(events)
+			f.logged.fire()
 			if len(events) == logPage {
 				continue
 			}
@@ -92,12 +93,19 @@ func (f *Feed) tail(ctx context.Context, head int64) {
 
 // wait waits d or until woken, and returns false when ctx ended first.
 func wait(ctx context.Context, woken <-chan struct{}, d time.Duration) bool {
+	return waitEither(ctx, woken, nil, d)
+}
+
+// waitEither waits d or until woken or logged (nil: never), and returns
+// false when ctx ended first.
+func waitEither(ctx context.Context, woken, logged <-chan struct{}, d time.Duration) bool {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 		return false
 	case <-woken:
+	case <-logged:
 	case <-t.C:
 	}
 	return true
@@ -167,7 +175,7 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 	}()
 	failures := 0
 	for {
-		woken := f.appended.wait()
+		woken, logged := f.appended.wait(), f.logged.wait()
 		events, err := r.read(ctx)
 		if err == nil && len(events) == 0 && r.pos > saved && time.Since(lastEvents) >= quiet && time.Since(moved) >= f.opts.WorkerCheckpointEvery {
 			// Quiet: what Hold kept back may have been done since. A
@@ -200,13 +208,18 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 			return nil
 		}
 		d := f.opts.TailEvery
-		if err != nil {
+		switch {
+		case err != nil:
 			failures++
 			d = min(time.Duration(failures)*time.Second, 30*time.Second)
 			f.log.Warn("change feed: worker's events failed; trying again", "worker", w.Name, "after", r.pos, "in", d, "error", err)
-			woken = nil
+			woken, logged = nil, nil
+		case len(events) == 0 && r.pos <= saved:
+			// Read to the end, nothing owed: the tail reads the log for
+			// every reader of this server, and tells.
+			d = WorkerIdlePoll
 		}
-		if !wait(ctx, woken, d) {
+		if !waitEither(ctx, woken, logged, d) {
 			return nil
 		}
 	}
