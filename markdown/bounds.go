@@ -30,6 +30,12 @@ const (
 	// filled up to the header's width. An empty cell is ten bytes of HTML,
 	// so more would not fit in MaxHTMLBytes anyway.
 	MaxTableCells = 20_000
+	// MinTableCells is as many cells as any body may have: past it, no
+	// more than one a byte of the body. A cell costs some 400 bytes to
+	// build, and rows filled up to a wide header make cells of no bytes
+	// at all (a line of "|"), so without it 2 KB of Markdown could build
+	// 20,000 cells. A written table spends bytes on every cell it has.
+	MinTableCells = 1_000
 	// MaxEscapedPipes is the most escaped pipes ("\|") the tables of a
 	// body may have: goldmark compares each with every cell's code.
 	MaxEscapedPipes = 100
@@ -50,7 +56,7 @@ const (
 // Errors for Markdown past the limits above.
 var (
 	ErrTableTooWide    = fmt.Errorf("has a table of more than %d columns", MaxTableColumns)
-	ErrTooManyCells    = fmt.Errorf("has tables of more than %d cells in all (rows times columns)", MaxTableCells)
+	ErrTooManyCells    = fmt.Errorf("has tables of more cells in all (rows times columns) than it has bytes, past %d, or more than %d", MinTableCells, MaxTableCells)
 	ErrTooManyPipes    = fmt.Errorf("has more than %d escaped pipes (\\|) in tables", MaxEscapedPipes)
 	ErrTooDeep         = fmt.Errorf("nests block quotes and lists more than %d deep", MaxNesting)
 	ErrTooManyMarkers  = fmt.Errorf("has a paragraph with more than %d runs of *, _ or ~", MaxDelimiters)
@@ -66,8 +72,8 @@ type budget struct {
 	ctx   context.Context
 	err   error
 	calls int
-	// Counted over the whole body.
-	cells, pipes, footnotes int
+	// Counted over the whole body, and the most cells it may have.
+	cells, pipes, footnotes, maxCells int
 	// Counted in the block whose inlines are being parsed.
 	delimiters, brackets int
 }
@@ -165,11 +171,12 @@ func (paragraphGuard) Transform(node *ast.Paragraph, _ text.Reader, pc parser.Co
 
 // tableGuard counts a table's columns and cells before goldmark's table
 // transformer builds them, and refuses (leaves the paragraph a paragraph
-// and records the error) past MaxTableColumns, MaxTableCells or
-// MaxEscapedPipes. goldmark takes the first line that is a delimiter row
-// for the table's and fills each line below it up to that row's columns;
-// the guard counts every line that may be a delimiter row that way, so it
-// never counts fewer cells than goldmark builds.
+// and records the error) past MaxTableColumns, the body's cells (one a
+// byte past MinTableCells, at most MaxTableCells) or MaxEscapedPipes.
+// goldmark takes the first line that is a delimiter row for the table's
+// and fills each line below it up to that row's columns; the guard counts
+// every line that may be a delimiter row that way, so it never counts
+// fewer cells than goldmark builds.
 type tableGuard struct{ parser.ParagraphTransformer }
 
 func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
@@ -180,7 +187,7 @@ func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 	}
 	source := reader.Source()
 	table := false
-	for i := 1; i < lines.Len() && b.cells <= MaxTableCells; i++ {
+	for i := 1; i < lines.Len() && b.cells <= b.maxCells; i++ {
 		row := lines.At(i)
 		cols := delimiterColumns(row.Value(source))
 		if cols == 0 {
@@ -202,7 +209,7 @@ func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 		b.pipes += escapedPipes(line.Value(source))
 	}
 	switch {
-	case b.cells > MaxTableCells:
+	case b.cells > b.maxCells:
 		b.fail(ErrTooManyCells)
 	case b.pipes > MaxEscapedPipes:
 		b.fail(ErrTooManyPipes)

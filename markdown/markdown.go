@@ -155,7 +155,7 @@ func CheckHeadingIDPrefix(p string) error {
 // rendered or sanitized.
 func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 	source := []byte(src)
-	b := &budget{ctx: ctx}
+	b := &budget{ctx: ctx, maxCells: min(MaxTableCells, max(MinTableCells, len(source)))}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}

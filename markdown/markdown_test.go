@@ -335,6 +335,10 @@ func TestRenderRefusesPastItsLimits(t *testing.T) {
 	table := func(cols, rows int) string {
 		return strings.Repeat("|a", cols) + "|\n" + strings.Repeat("|-", cols) + "|\n" + strings.Repeat("|\n", rows)
 	}
+	// full is a table whose rows have every cell written.
+	full := func(cols, rows int) string {
+		return strings.Repeat("|a", cols) + "|\n" + strings.Repeat("|-", cols) + "|\n" + strings.Repeat(strings.Repeat("|b", cols)+"|\n", rows)
+	}
 	cases := []struct {
 		name, src string
 		want      error
@@ -343,6 +347,8 @@ func TestRenderRefusesPastItsLimits(t *testing.T) {
 		{"columns after a line goldmark takes for no delimiter row", "x\n|-| |-|\n" + table(MaxTableColumns+1, 1), ErrTableTooWide},
 		{"cells", table(MaxTableColumns, MaxTableCells/MaxTableColumns), ErrTooManyCells},
 		{"cells of many tables", strings.Repeat(table(50, 49)+"\n", MaxTableCells/2500+1), ErrTooManyCells},
+		{"cells written out", full(MaxTableColumns, MaxTableCells/MaxTableColumns), ErrTooManyCells},
+		{"cells of rows filled up, more than the body's bytes", table(MaxTableColumns, 2*MinTableCells/MaxTableColumns), ErrTooManyCells},
 		{"escaped pipes", "|a|\n|-|\n" + strings.Repeat("|`\\|`\n", MaxEscapedPipes+1), ErrTooManyPipes},
 		{"block quotes", strings.Repeat(">", MaxNesting+1) + " a", ErrTooDeep},
 		{"lists", strings.Repeat("- ", MaxNesting+1) + "a", ErrTooDeep},
@@ -362,6 +368,8 @@ func TestRenderRefusesPastItsLimits(t *testing.T) {
 	// At the limits, and spread over paragraphs and cells, all renders.
 	for name, src := range map[string]string{
 		"columns":              table(MaxTableColumns, 1),
+		"cells written out":    full(50, 3*MinTableCells/50),
+		"cells filled up":      table(MaxTableColumns, MinTableCells/MaxTableColumns-2),
 		"block quotes":         strings.Repeat(">", MaxNesting) + " a",
 		"lists":                strings.Repeat("- ", MaxNesting) + "a",
 		"emphasis":             strings.Repeat("*a", MaxDelimiters),
