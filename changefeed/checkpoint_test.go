@@ -138,3 +138,115 @@ func TestIdleWorkersLeaveTheLogToTheTail(t *testing.T) {
 	// A write after the idle spell reaches every worker.
 	write()
 }
+
+// TestWorkersReadTheEventsTheTailRead: the workers of a server take the
+// events its tail read, not each its own Query of the log, so a batch of
+// events costs the log one Query however many workers follow it.
+func TestWorkersReadTheEventsTheTailRead(t *testing.T) {
+	e := newEnv(t)
+	f := e.feed("a")
+	f.opts.Exclusive = true
+	// The tail reads the log when this server appended to it, and only
+	// then: every read of the log is the tail's or a worker's own.
+	f.opts.TailEvery = time.Hour
+	const workers, writes = 4, 5
+	took := make(chan int64, 100)
+	for i := range workers {
+		f.AddWorker(Worker{Name: fmt.Sprintf("w%d", i), Events: func(_ context.Context, events []storage.LoggedEvent) error {
+			took <- events[len(events)-1].Position
+			return nil
+		}})
+	}
+	ctx, counter := storage.WithRequestCounter(context.Background())
+	e.runIn(ctx, f)
+	// write writes an event and waits until every worker took it.
+	write := func() {
+		t.Helper()
+		e.write(1)
+		for range workers {
+			select {
+			case <-took:
+			case <-time.After(30 * time.Second):
+				t.Fatal("a worker took no event of a write in 30 s")
+			}
+		}
+	}
+	write()
+	before, start := counter.ByOperation()["Query"], time.Now()
+	for range writes {
+		write()
+	}
+	queries, elapsed := counter.ByOperation()["Query"]-before, time.Since(start)
+	t.Logf("%d Query calls in %v", queries, elapsed)
+	// The tail's read of each write, and the coordinator's of the leases.
+	if most := writes + int(elapsed/f.opts.RenewEvery) + 2; queries > most {
+		t.Errorf("%d Query calls for %d writes that %d workers took, in %s, want at most %d: the tail's and the leases'", queries, writes, workers, elapsed.Round(time.Millisecond), most)
+	}
+}
+
+// TestRecentEventsKeepsAnUnbrokenRun: what the tail keeps for the
+// workers gives only events that follow a reader's position, and sends
+// it to the log when it cannot tell.
+func TestRecentEventsKeepsAnUnbrokenRun(t *testing.T) {
+	run := func(from, to int64) []storage.LoggedEvent {
+		var out []storage.LoggedEvent
+		for p := from; p <= to; p++ {
+			out = append(out, storage.LoggedEvent{Position: p})
+		}
+		return out
+	}
+	positions := func(events []storage.LoggedEvent) string {
+		ps := []int64{}
+		for _, e := range events {
+			ps = append(ps, e.Position)
+		}
+		return fmt.Sprint(ps)
+	}
+	var k recentEvents
+	k.add(10, nil, false)
+	if _, ok := k.after(10, logPage, time.Hour); ok {
+		t.Error("before the tail read to the end, a reader at its start has nothing: want the log read")
+	}
+	k.add(10, run(11, 13), true)
+	for _, c := range []struct {
+		pos  int64
+		want string
+		ok   bool
+	}{
+		{9, "[]", false}, // behind the run
+		{10, "[11 12 13]", true},
+		{12, "[13]", true},
+		{13, "[]", true},  // at its end, the tail read to the end just now
+		{14, "[]", false}, // ahead of the tail
+	} {
+		got, ok := k.after(c.pos, logPage, time.Hour)
+		if positions(got) != c.want || ok != c.ok {
+			t.Errorf("after %d = %s, %v; want %s, %v", c.pos, positions(got), ok, c.want, c.ok)
+		}
+	}
+	if _, ok := k.after(13, logPage, 0); ok {
+		t.Error("at the end of the run, the tail's read too long ago: want the log read")
+	}
+	if got, _ := k.after(10, 2, time.Hour); positions(got) != "[11 12]" {
+		t.Errorf("after 10, at most 2 = %s", positions(got))
+	}
+	// A run after a gap the tail skipped starts anew.
+	k.add(13, run(20, 21), true)
+	if _, ok := k.after(13, logPage, time.Hour); ok {
+		t.Error("a reader before a skipped gap got an answer: want the log read, with its own wait for the gap")
+	}
+	if got, ok := k.after(19, logPage, time.Hour); positions(got) != "[20 21]" || !ok {
+		t.Errorf("after 19 = %s, %v", positions(got), ok)
+	}
+	// Kept: recentKept at least, twice as many at most.
+	for p := int64(21); p < 21+3*recentKept; p += logPage {
+		k.add(p, run(p+1, p+logPage), false)
+		if n := len(k.events); n < min(recentKept, int(p+logPage-19)) || n > 2*recentKept {
+			t.Fatalf("%d events kept", n)
+		}
+	}
+	last := int64(21 + 3*recentKept)
+	if got, ok := k.after(last-recentKept, logPage, time.Hour); !ok || got[0].Position != last-recentKept+1 {
+		t.Errorf("the last %d events are not all kept", recentKept)
+	}
+}

@@ -29,9 +29,10 @@
 // Every server tails the log from the head it found at start, with one
 // Query about every TailEvery (at once after it appended itself), and
 // calls its subscribers with each batch. A worker reads the log from its
-// lease's checkpoint, and once it has read all of it and owes no
+// lease's checkpoint, from the tail's last events (recentEvents) while it
+// is among them, and once it has read all of it and owes no
 // checkpoint, again when this server appended or its tail read events,
-// or after WorkerIdlePoll: an idle server's workers cost few reads. It
+// or after WorkerIdlePoll: a server's workers cost few reads. It
 // gets every event at least once, in order, and
 // the checkpoint moves only after its Events returned nil, and no further
 // than its Hold allows (a worker that does its work later, coalesced).
@@ -184,6 +185,8 @@ type Feed struct {
 	// its tail read events, whoever appended them; finished when the
 	// work of a lease ended by itself (a shard read to its end).
 	appended, logged, finished signal
+	// recent is the run of events the tail read last, for the workers.
+	recent recentEvents
 	// abandon makes Run end without releasing its leases, as a crash
 	// would (tests).
 	abandon bool

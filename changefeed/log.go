@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -30,25 +31,39 @@ type logReader struct {
 	store *storage.Store
 	log   *slog.Logger
 	pos   int64
+	// recent, when set, is the tail's last run of events, read instead
+	// of the log while pos is within it (a worker's reader); fresh is
+	// how recently the tail must have read the log to its end for a
+	// reader at the end of the run to have nothing newer.
+	recent *recentEvents
+	fresh  time.Duration
 	// gapAfter is the pos at which a missing position was first seen,
-	// and gapSince when.
+	// and gapSince when; waiting says the last read waits for it.
 	gapAfter int64
 	gapSince time.Time
+	waiting  bool
 }
 
 // read returns the next run of events after r.pos (without moving
 // r.pos: advance does), empty when there is none yet.
 func (r *logReader) read(ctx context.Context) ([]storage.LoggedEvent, error) {
+	r.waiting = false
+	if r.recent != nil {
+		if events, ok := r.recent.after(r.pos, logPage, r.fresh); ok {
+			return events, nil
+		}
+	}
 	events, err := r.store.EventsAfter(ctx, r.pos, logPage)
 	if err != nil || len(events) == 0 {
 		return nil, err
 	}
 	if events[0].Position != r.pos+1 {
 		if r.gapSince.IsZero() || r.gapAfter != r.pos {
-			r.gapAfter, r.gapSince = r.pos, time.Now()
+			r.gapAfter, r.gapSince, r.waiting = r.pos, time.Now(), true
 			return nil, nil
 		}
 		if time.Since(r.gapSince) < gapWait {
+			r.waiting = true
 			return nil, nil
 		}
 		if r.pos > 0 {
@@ -67,15 +82,87 @@ func (r *logReader) advance(events []storage.LoggedEvent) {
 	r.gapSince = time.Time{}
 }
 
+// recentKept is how many of the events the tail read last a server
+// keeps for its workers (recentEvents), at least and twice at most: a
+// few pages. A worker further behind reads the log itself.
+const recentKept = 5 * logPage
+
+// recentEvents is the unbroken run of events this server's tail read
+// last, recentKept of them or more. A worker on the server reads it
+// instead of the log while its position is within it, so a batch of
+// events costs one Query of the log, the tail's, however many workers
+// follow it here; events are shared, as the subscribers share them, and
+// read only.
+type recentEvents struct {
+	mu sync.Mutex
+	// from is the position before events[0] (the tail's start while
+	// there is none).
+	from   int64
+	events []storage.LoggedEvent
+	// readAt is when the tail last read the log to its end: nothing
+	// after the run was in the log then.
+	readAt time.Time
+}
+
+// add records the tail's read after pos: events (none at the log's end),
+// and whether it read to the end.
+func (k *recentEvents) add(pos int64, events []storage.LoggedEvent, atEnd bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if len(events) > 0 {
+		if pos != k.from+int64(len(k.events)) || events[0].Position != pos+1 {
+			// A run after a skipped gap, or after a start: anew.
+			k.from, k.events = events[0].Position-1, nil
+		}
+		k.events = append(k.events, events...)
+		if n := len(k.events) - recentKept; n > recentKept {
+			// The last recentKept to the front, now and then: the
+			// readers have copies.
+			k.from += int64(n)
+			copy(k.events, k.events[n:])
+			clear(k.events[recentKept:])
+			k.events = k.events[:recentKept]
+		}
+	} else if pos != k.from+int64(len(k.events)) {
+		k.from, k.events = pos, nil
+	}
+	if atEnd {
+		k.readAt = time.Now()
+	}
+}
+
+// after returns up to n events after pos from the run, and true, when
+// the run has them, or has none after pos and the tail read the log to
+// its end within fresh; false when the log must be read.
+func (k *recentEvents) after(pos int64, n int, fresh time.Duration) ([]storage.LoggedEvent, bool) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	last := k.from + int64(len(k.events))
+	switch {
+	case pos < k.from || pos > last:
+		return nil, false
+	case pos == last:
+		return nil, !k.readAt.IsZero() && time.Since(k.readAt) < fresh
+	}
+	i := int(pos - k.from)
+	return slices.Clone(k.events[i:min(len(k.events), i+n)]), true
+}
+
 // tail reads the log from head on and publishes each run of events to
-// the subscribers, until ctx ends.
+// the subscribers, and keeps the last for this server's workers
+// (f.recent), until ctx ends.
 func (f *Feed) tail(ctx context.Context, head int64) {
 	r := &logReader{store: f.store, log: f.log, pos: head}
+	f.recent.add(head, nil, false)
 	for {
 		woken := f.appended.wait()
+		pos := r.pos
 		events, err := r.read(ctx)
 		if err != nil && ctx.Err() == nil {
 			f.log.Warn("change feed: read the event log", "after", r.pos, "error", err)
+		}
+		if err == nil && !r.waiting {
+			f.recent.add(pos, events, len(events) < logPage)
 		}
 		if len(events) > 0 {
 			r.advance(events)
@@ -141,7 +228,8 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error
 		<-ctx.Done()
 		return nil
 	}
-	r := &logReader{store: f.store, log: f.log.With("worker", w.Name), pos: l.Position}
+	r := &logReader{store: f.store, log: f.log.With("worker", w.Name), pos: l.Position,
+		recent: &f.recent, fresh: 2 * f.opts.TailEvery}
 	// saved is the checkpoint as stored: r.pos, or before it where Hold
 	// keeps it, or where the worker was when it last moved while events
 	// kept coming; moved is when it last moved, lastEvents when the
