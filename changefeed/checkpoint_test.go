@@ -86,13 +86,7 @@ func TestIdleWorkersLeaveTheLogToTheTail(t *testing.T) {
 	f := e.feed("a")
 	f.opts.Exclusive = true
 	const workers = 4
-	took := make(chan int64, 100)
-	for i := range workers {
-		f.AddWorker(Worker{Name: fmt.Sprintf("w%d", i), Events: func(_ context.Context, events []storage.LoggedEvent) error {
-			took <- events[len(events)-1].Position
-			return nil
-		}})
-	}
+	took := addWorkers(f, workers)
 	ctx, counter := storage.WithRequestCounter(context.Background())
 	e.runIn(ctx, f)
 	// checkpoints returns how many workers' checkpoints are at pos.
@@ -110,22 +104,7 @@ func TestIdleWorkersLeaveTheLogToTheTail(t *testing.T) {
 		return n
 	}
 	e.eventually("every worker's lease taken", func() bool { return checkpoints(0) == workers })
-	// write writes an event, waits until every worker took it, and
-	// returns its position.
-	write := func() int64 {
-		t.Helper()
-		e.write(1)
-		var pos int64
-		for range workers {
-			select {
-			case pos = <-took:
-			case <-time.After(30 * time.Second):
-				t.Fatal("a worker took no event of a write in 30 s")
-			}
-		}
-		return pos
-	}
-	pos := write()
+	pos := e.writeTaken(took, workers)
 	e.eventually("every worker's checkpoint at the event", func() bool { return checkpoints(pos) == workers })
 
 	before, start := counter.ByOperation()["Query"], time.Now()
@@ -136,7 +115,37 @@ func TestIdleWorkersLeaveTheLogToTheTail(t *testing.T) {
 		t.Errorf("%d Query calls in %s of an idle log, want at most %d: the tail's and the leases'", queries, elapsed.Round(time.Millisecond), most)
 	}
 	// A write after the idle spell reaches every worker.
-	write()
+	e.writeTaken(took, workers)
+}
+
+// addWorkers adds n workers to f, w0 and on, each of which sends the
+// position of the last event of each batch it takes to the channel
+// returned.
+func addWorkers(f *Feed, n int) <-chan int64 {
+	took := make(chan int64, 100)
+	for i := range n {
+		f.AddWorker(Worker{Name: fmt.Sprintf("w%d", i), Events: func(_ context.Context, events []storage.LoggedEvent) error {
+			took <- events[len(events)-1].Position
+			return nil
+		}})
+	}
+	return took
+}
+
+// writeTaken writes an event, waits until each of the n workers that
+// send to took took a batch, and returns the last position they took.
+func (e *env) writeTaken(took <-chan int64, n int) int64 {
+	e.t.Helper()
+	e.write(1)
+	var pos int64
+	for range n {
+		select {
+		case pos = <-took:
+		case <-time.After(30 * time.Second):
+			e.t.Fatal("a worker took no event of a write in 30 s")
+		}
+	}
+	return pos
 }
 
 // TestWorkersReadTheEventsTheTailRead: the workers of a server take the
@@ -150,31 +159,13 @@ func TestWorkersReadTheEventsTheTailRead(t *testing.T) {
 	// then: every read of the log is the tail's or a worker's own.
 	f.opts.TailEvery = time.Hour
 	const workers, writes = 4, 5
-	took := make(chan int64, 100)
-	for i := range workers {
-		f.AddWorker(Worker{Name: fmt.Sprintf("w%d", i), Events: func(_ context.Context, events []storage.LoggedEvent) error {
-			took <- events[len(events)-1].Position
-			return nil
-		}})
-	}
+	took := addWorkers(f, workers)
 	ctx, counter := storage.WithRequestCounter(context.Background())
 	e.runIn(ctx, f)
-	// write writes an event and waits until every worker took it.
-	write := func() {
-		t.Helper()
-		e.write(1)
-		for range workers {
-			select {
-			case <-took:
-			case <-time.After(30 * time.Second):
-				t.Fatal("a worker took no event of a write in 30 s")
-			}
-		}
-	}
-	write()
+	e.writeTaken(took, workers)
 	before, start := counter.ByOperation()["Query"], time.Now()
 	for range writes {
-		write()
+		e.writeTaken(took, workers)
 	}
 	queries, elapsed := counter.ByOperation()["Query"]-before, time.Since(start)
 	t.Logf("%d Query calls in %v", queries, elapsed)
