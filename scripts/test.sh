@@ -6,7 +6,7 @@
 # server apart from the embedded store (scripts/s3rver.sh). Extra arguments go to `go test`, e.g.
 # scripts/test.sh -run Pagination.
 #
-#   scripts/test.sh          the suite, both backends (about 12 minutes on 2 cores)
+#   scripts/test.sh          the suite, both backends (12 to 14 minutes on 2 cores)
 #   scripts/test.sh -long    the long runs only (load, soak, crash, fleet:
 #                            the tests that call longtest.Skip), both
 #                            backends, as the suite (CI runs it)
@@ -93,7 +93,8 @@ fi
 # storage/, the longest, start first, beside the others, not after them.
 # Four at once, not go test's default of one a CPU: the longest
 # packages' tests wait on servers, timers and DynamoDB Local more than
-# they compute (two at a time kept 1.5 of 2 cores busy).
+# they compute (two at a time kept 1.5 of 2 cores busy). The DynamoDB
+# Local pass, whose CPU goes to DynamoDB Local, takes as long either way.
 first=(./tests ./storage)
 at_once=(-p "${TEST_PACKAGES_AT_ONCE:-4}")
 
