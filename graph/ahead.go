@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/blogql/blog/graph/internal/warm"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -77,7 +78,9 @@ func (a *ahead) startUnder(ctx context.Context, keys []string, read func(ctx con
 	if len(fresh) == 0 {
 		return
 	}
-	a.wg.Go(func() {
+	a.wg.Add(1)
+	warm.Go(func() {
+		defer a.wg.Done()
 		defer close(r.done)
 		r.res, r.err = read(ctx, fresh)
 	})

@@ -10,11 +10,47 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/graph/internal/warm"
 )
 
 // The functions here stand in for parts of gqlgen's executor that
-// allocate for what a request does not use; internal/leanexec rewrites
+// allocate for what a request does not use, or start goroutines whose
+// stacks are copied as they grow; internal/leanexec rewrites
 // generated.go to call them.
+
+// marshalSlice marshals a list's n elements with f, as
+// graphql.MarshalSliceConcurrently does without a limit of goroutines:
+// the elements wait for their loads together, and a panic in one makes
+// it null with an error at its path. The first element is marshaled on
+// the caller's goroutine and the others on kept ones (warm.Go), whose
+// stacks are already as deep as an element needs.
+func marshalSlice(ctx context.Context, n int, f func(context.Context, int) graphql.Marshaler) graphql.Array {
+	ret := make(graphql.Array, n)
+	element := func(i int) {
+		ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
+		defer func() {
+			if r := recover(); r != nil {
+				graphql.AddError(ctx, graphql.Recover(ctx, r))
+				ret[i] = graphql.Null
+			}
+		}()
+		ret[i] = f(ctx, i)
+	}
+	var wg sync.WaitGroup
+	for i := 1; i < n; i++ {
+		wg.Add(1)
+		warm.Go(func() {
+			defer wg.Done()
+			element(i)
+		})
+	}
+	if n > 0 {
+		element(0)
+	}
+	wg.Wait()
+	return ret
+}
 
 // gqlgen's prelude declares @defer, which no transport here delivers:
 // every answer is sent whole, and a POST would answer the deferred fields

@@ -2,6 +2,9 @@ package graph
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"testing"
 
@@ -56,6 +59,41 @@ func TestLeanMarshalersWriteAsGqlgen(t *testing.T) {
 		}
 		if got, want := marshaled(obj), marshaled(out); got != want {
 			t.Errorf("object = %s, want %s", got, want)
+		}
+	}
+}
+
+// marshalSlice writes what gqlgen's MarshalSliceConcurrently writes: the
+// elements in order, each under its index, and a panicking element as a
+// null with an error at its path.
+func TestMarshalSliceAsGqlgen(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 5, 40} {
+		for _, panics := range []int{-1, 0, n - 1} {
+			if n == 0 && panics >= 0 {
+				continue
+			}
+			run := func(marshal func(context.Context, int, func(context.Context, int) graphql.Marshaler) graphql.Array) (string, string) {
+				ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter,
+					func(context.Context, any) error { return errors.New("internal system error") })
+				ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{Field: graphql.CollectedField{Field: &ast.Field{Alias: "posts"}}})
+				arr := marshal(ctx, n, func(ctx context.Context, i int) graphql.Marshaler {
+					if i == panics {
+						panic("element")
+					}
+					if fc := graphql.GetFieldContext(ctx); fc.Index == nil || *fc.Index != i {
+						t.Errorf("element %d under index %v", i, fc.Index)
+					}
+					return graphql.MarshalInt(10 * i)
+				})
+				return marshaled(arr), fmt.Sprint(graphql.GetErrors(ctx))
+			}
+			got, gotErrs := run(marshalSlice)
+			want, wantErrs := run(func(ctx context.Context, n int, f func(context.Context, int) graphql.Marshaler) graphql.Array {
+				return graphql.MarshalSliceConcurrently(ctx, n, 0, false, f)
+			})
+			if got != want || gotErrs != wantErrs {
+				t.Errorf("n=%d, element %d panics: %s, %s; want %s, %s", n, panics, got, gotErrs, want, wantErrs)
+			}
 		}
 	}
 }

@@ -151,16 +151,16 @@ func TestSoak(t *testing.T) {
 func mib(b uint64) float64 { return float64(b) / (1 << 20) }
 
 // settled returns the live heap after a garbage collection and the number
-// of goroutines, once the goroutines of finished requests have ended.
+// of goroutines, once the goroutines of finished requests have ended, and
+// those the server keeps for the next (idle for a second at most): once
+// the number has not changed for 2 s, or after 10 s.
 func settled() (heap uint64, goroutines int) {
-	for range 50 {
+	goroutines, since := -1, time.Now()
+	for deadline := since.Add(10 * time.Second); time.Now().Before(deadline) && time.Since(since) < 2*time.Second; time.Sleep(50 * time.Millisecond) {
 		runtime.GC()
-		n := runtime.NumGoroutine()
-		if n == goroutines {
-			break
+		if n := runtime.NumGoroutine(); n != goroutines {
+			goroutines, since = n, time.Now()
 		}
-		goroutines = n
-		time.Sleep(20 * time.Millisecond)
 	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)

@@ -86,8 +86,8 @@ func rewritten(name, body string) string {
 }
 
 func TestRewrite(t *testing.T) {
-	object := "\t%simplementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s"
-	src := fmt.Sprintf(object, collect, eager, fieldSetEnd) +
+	object := "\t%simplementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s\tret := %sctx context.Context, i int) graphql.Marshaler {\n"
+	src := fmt.Sprintf(object, collect, eager, fieldSetEnd, slice) +
 		fieldFunc("Title", "string", "marshalNString2string", true) +
 		fieldFunc("GlobalID()", "string", "marshalNID2string", true) +
 		fieldFunc("Featured", "bool", "marshalNBoolean2bool", true) +
@@ -96,7 +96,7 @@ func TestRewrite(t *testing.T) {
 		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
 		marshalers
 	publishedAt := fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true)
-	want := fmt.Sprintf(object, collectLean, lazy, objectEnd) +
+	want := fmt.Sprintf(object, collectLean, lazy, objectEnd, sliceWarm) +
 		rewritten("Title", "\treturn (*jsonString)(&obj.Title)\n") +
 		rewritten("GlobalID()", "\treturn ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())\n") +
 		rewritten("Featured", "\treturn jsonBool(obj.Featured)\n") +
@@ -126,10 +126,11 @@ func TestRewrite(t *testing.T) {
 	}
 
 	for _, c := range []struct{ src, err string }{
-		{"package graph\n", "object template changed"},
-		{string(eager) + "\n" + marshalers, "object template changed"},
-		{string(eager) + "\n" + string(collect) + "\n" + marshalers, "object template changed"},
-		{string(eager) + "\n" + string(collect) + "\n" + string(fieldSetEnd) + marshalers, "field template changed"},
+		{"package graph\n", "templates changed"},
+		{string(eager) + "\n" + marshalers, "templates changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + marshalers, "templates changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + marshalers, "templates changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + marshalers, "field template changed"},
 	} {
 		if _, err := rewrite([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("rewrite of a file without the template: %v, want %q", err, c.err)
