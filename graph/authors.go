@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -58,4 +60,13 @@ func authorPatch(ctx context.Context, id string, input model.UpdateAuthorInput) 
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:           auth.ActorFrom(ctx).IsAdmin(),
 	}
+}
+
+// postAuthorAtHand reports whether a post's author, selected by field,
+// is answered from the post alone: the post carries its author's id,
+// name and slug. Post.author answers it so then, and the executor
+// resolves the field on the post's goroutine rather than one of its own
+// (internal/leanexec).
+func postAuthorAtHand(oc *graphql.OperationContext, field graphql.CollectedField, obj *storage.Post) bool {
+	return selectsOnlyOf(oc, field, "id", "name") || obj.AuthorSlug != "" && selectsOnlyOf(oc, field, "id", "name", "slug")
 }

@@ -3,6 +3,8 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -68,4 +70,12 @@ func (r *Resolver) categoryPostsCount(c *storage.Category, per storage.Period) m
 		return model.Count(c.PostCount)
 	}
 	return periodCount(c.Archive, per, r.countPosts("", c.Slug, per, false))
+}
+
+// postCategoriesAtHand reports whether a post's categories, selected by
+// field, are answered from the post alone, as postAuthorAtHand does for
+// its author. A draft keeps the names it was saved with (a category
+// rename reaches published posts only): its categories are read.
+func postCategoriesAtHand(oc *graphql.OperationContext, field graphql.CollectedField, obj *storage.Post) bool {
+	return obj.Status == storage.StatusPublished && selectsOnlyOf(oc, field, "id", "slug", "name")
 }

@@ -36230,12 +36230,26 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "author":
+			if postAuthorAtHand(ec.OperationContext, field, obj) {
+				out.Values[i] = ec._Post_author(ctx, field, obj)
+				if out.Values[i] == graphql.Null {
+					atomic.AddUint32(&out.Invalids, 1)
+				}
+				break
+			}
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_author(ctx, field, obj)
 				})
 		case "categories":
+			if postCategoriesAtHand(ec.OperationContext, field, obj) {
+				out.Values[i] = ec._Post_categories(ctx, field, obj)
+				if out.Values[i] == graphql.Null {
+					atomic.AddUint32(&out.Invalids, 1)
+				}
+				break
+			}
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {

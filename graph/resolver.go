@@ -58,8 +58,13 @@ func newResolver(store *storage.Store, comments CommentPolicy, hooks *webhooks.S
 // given fields (and __typename), so a denormalized copy can answer it
 // without a read.
 func selectsOnly(ctx context.Context, fields ...string) bool {
-	fc := graphql.GetFieldContext(ctx)
-	for _, f := range collectFields(graphql.GetOperationContext(ctx), fc.Field.Selections, nil) {
+	return selectsOnlyOf(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, fields...)
+}
+
+// selectsOnlyOf reports whether field selects nothing but fields (and
+// __typename) in the operation oc.
+func selectsOnlyOf(oc *graphql.OperationContext, field graphql.CollectedField, fields ...string) bool {
+	for _, f := range collectFields(oc, field.Selections, nil) {
 		if f.Name != "__typename" && !slices.Contains(fields, f.Name) {
 			return false
 		}

@@ -980,7 +980,7 @@ func (r *postResolver) Status(ctx context.Context, obj *storage.Post) (model.Pos
 
 // Author is the resolver for the author field.
 func (r *postResolver) Author(ctx context.Context, obj *storage.Post) (*storage.Author, error) {
-	if selectsOnly(ctx, "id", "name") || obj.AuthorSlug != "" && selectsOnly(ctx, "id", "name", "slug") {
+	if postAuthorAtHand(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, obj) {
 		return &storage.Author{ID: obj.AuthorID, Name: obj.AuthorName, Slug: obj.AuthorSlug}, nil
 	}
 	l := loadersFor(ctx)
@@ -990,9 +990,7 @@ func (r *postResolver) Author(ctx context.Context, obj *storage.Post) (*storage.
 
 // Categories is the resolver for the categories field.
 func (r *postResolver) Categories(ctx context.Context, obj *storage.Post) ([]*storage.Category, error) {
-	// A draft keeps the names it was saved with (a category rename reaches
-	// published posts only): its categories are read.
-	if obj.Status == storage.StatusPublished && selectsOnly(ctx, "id", "slug", "name") {
+	if postCategoriesAtHand(graphql.GetOperationContext(ctx), graphql.GetFieldContext(ctx).Field, obj) {
 		return categoriesOf(obj.Categories), nil
 	}
 	l := loadersFor(ctx)

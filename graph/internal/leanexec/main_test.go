@@ -85,9 +85,25 @@ func rewritten(name, body string) string {
 		"(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {\n" + body + "}\n"
 }
 
+// resolved is gqlgen's case of a field with a resolver, FUNC, in an
+// object's switch.
+const resolved = `		case "NAME":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, NONNULL,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec.FUNC(ctx, field, obj)
+				})
+`
+
+func resolvedCase(name, fn string, nonNull bool) string {
+	return strings.NewReplacer("NAME", name, "FUNC", fn, "NONNULL", fmt.Sprint(nonNull)).Replace(resolved)
+}
+
 func TestRewrite(t *testing.T) {
 	object := "\t%simplementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s\tret := %sctx context.Context, i int) graphql.Marshaler {\n"
-	src := fmt.Sprintf(object, collect, eager, fieldSetEnd, slice) +
+	resolvers := resolvedCase("author", "_Post_author", true) + resolvedCase("categories", "_Post_categories", false) +
+		resolvedCase("comments", "_Post_comments", true)
+	src := fmt.Sprintf(object, collect, eager, fieldSetEnd, slice) + resolvers +
 		fieldFunc("Title", "string", "marshalNString2string", true) +
 		fieldFunc("GlobalID()", "string", "marshalNID2string", true) +
 		fieldFunc("Featured", "bool", "marshalNBoolean2bool", true) +
@@ -96,7 +112,20 @@ func TestRewrite(t *testing.T) {
 		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
 		marshalers
 	publishedAt := fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true)
+	atHand := func(name, fn, at, invalid string) string {
+		return "\t\tcase \"" + name + "\":\n\t\t\tif " + at + "(ec.OperationContext, field, obj) {\n" +
+			"\t\t\t\tout.Values[i] = ec." + fn + "(ctx, field, obj)\n" +
+			"\t\t\t\tif out.Values[i] == graphql." + invalid + " {\n\t\t\t\t\tatomic.AddUint32(&out.Invalids, 1)\n\t\t\t\t}\n" +
+			"\t\t\t\tbreak\n\t\t\t}\n"
+	}
 	want := fmt.Sprintf(object, collectLean, lazy, objectEnd, sliceWarm) +
+		atHand("author", "_Post_author", "postAuthorAtHand", "Null") +
+		strings.TrimPrefix(resolvedCase("author", "_Post_author", true), "\t\tcase \"author\":\n") +
+		// A nullable field is invalid when its child was, not when null.
+		atHand("categories", "_Post_categories", "postCategoriesAtHand", "RequiredNull") +
+		strings.TrimPrefix(resolvedCase("categories", "_Post_categories", false), "\t\tcase \"categories\":\n") +
+		// A field not in atHand keeps its goroutine.
+		resolvedCase("comments", "_Post_comments", true) +
 		rewritten("Title", "\treturn (*jsonString)(&obj.Title)\n") +
 		rewritten("GlobalID()", "\treturn ec.marshalNID2string(ctx, field.Selections, obj.GlobalID())\n") +
 		rewritten("Featured", "\treturn jsonBool(obj.Featured)\n") +
@@ -130,7 +159,8 @@ func TestRewrite(t *testing.T) {
 		{string(eager) + "\n" + marshalers, "templates changed"},
 		{string(eager) + "\n" + string(collect) + "\n" + marshalers, "templates changed"},
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + marshalers, "templates changed"},
-		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + marshalers, "field template changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + marshalers, "no field _Post_"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + resolvers + marshalers, "field template changed"},
 	} {
 		if _, err := rewrite([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("rewrite of a file without the template: %v, want %q", err, c.err)
