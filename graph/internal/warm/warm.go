@@ -16,10 +16,10 @@ import (
 	"time"
 )
 
-// Pool keeps up to Max idle goroutines, each for up to Idle.
-type Pool struct {
-	Max  int
-	Idle time.Duration
+// pool keeps up to max idle goroutines, each for up to idleFor.
+type pool struct {
+	max     int
+	idleFor time.Duration
 
 	mu       sync.Mutex
 	idle     []*worker // the most recently parked last
@@ -33,7 +33,7 @@ type worker struct {
 
 // shared keeps enough goroutines for 16 category pages at a time, and
 // none a second after the last request.
-var shared = &Pool{Max: 256, Idle: time.Second}
+var shared = &pool{max: 256, idleFor: time.Second}
 
 // Go runs f on a goroutine of the process's pool.
 func Go(f func()) { shared.Go(f) }
@@ -41,7 +41,7 @@ func Go(f func()) { shared.Go(f) }
 // Go runs f on an idle kept goroutine, or on a new one when none is
 // idle: it never waits for one. As with a go statement, a panic in f
 // ends the process.
-func (p *Pool) Go(f func()) {
+func (p *pool) Go(f func()) {
 	p.mu.Lock()
 	if n := len(p.idle); n > 0 {
 		w := p.idle[n-1]
@@ -55,14 +55,14 @@ func (p *Pool) Go(f func()) {
 	go p.run(f)
 }
 
-// Parked is the number of idle kept goroutines.
-func (p *Pool) Parked() int {
+// parked is the number of idle kept goroutines.
+func (p *pool) parked() int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return len(p.idle)
 }
 
-func (p *Pool) run(f func()) {
+func (p *pool) run(f func()) {
 	w := &worker{work: make(chan func(), 1)}
 	for f != nil {
 		f()
@@ -74,29 +74,29 @@ func (p *Pool) run(f func()) {
 	}
 }
 
-// park puts w among the idle goroutines, unless Max are idle already.
-func (p *Pool) park(w *worker) bool {
+// park puts w among the idle goroutines, unless max are idle already.
+func (p *pool) park(w *worker) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.idle) >= p.Max {
+	if len(p.idle) >= p.max {
 		return false
 	}
 	w.since = time.Now()
 	p.idle = append(p.idle, w)
 	if !p.sweeping {
 		p.sweeping = true
-		time.AfterFunc(p.Idle, p.sweep)
+		time.AfterFunc(p.idleFor, p.sweep)
 	}
 	return true
 }
 
-// sweep ends the goroutines idle for Idle or longer, and schedules
+// sweep ends the goroutines idle for idleFor or longer, and schedules
 // itself again while any stay idle: an idle process keeps none.
-func (p *Pool) sweep() {
+func (p *pool) sweep() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	n := 0
-	for n < len(p.idle) && time.Since(p.idle[n].since) >= p.Idle {
+	for n < len(p.idle) && time.Since(p.idle[n].since) >= p.idleFor {
 		p.idle[n].work <- nil // buffered, and the worker waits for work
 		n++
 	}
@@ -107,5 +107,5 @@ func (p *Pool) sweep() {
 		p.sweeping = false
 		return
 	}
-	time.AfterFunc(p.Idle-time.Since(p.idle[0].since), p.sweep)
+	time.AfterFunc(p.idleFor-time.Since(p.idle[0].since), p.sweep)
 }

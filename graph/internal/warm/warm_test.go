@@ -18,25 +18,25 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // A goroutine that has run a function runs the next one: none is made
 // while one is idle.
 func TestTheNextFunctionTakesAnIdleGoroutine(t *testing.T) {
-	p := &Pool{Max: 4, Idle: time.Hour}
+	p := &pool{max: 4, idleFor: time.Hour}
 	done := make(chan bool)
 	p.Go(func() { done <- true })
 	<-done
-	eventually(t, "parked", func() bool { return p.Parked() == 1 })
+	eventually(t, "parked", func() bool { return p.parked() == 1 })
 
 	release := make(chan bool)
 	p.Go(func() { <-release; done <- true })
-	if n := p.Parked(); n != 0 {
+	if n := p.parked(); n != 0 {
 		t.Errorf("%d goroutines idle while the second function runs, want 0: it did not take the idle one", n)
 	}
 	close(release)
 	<-done
-	eventually(t, "parked again", func() bool { return p.Parked() == 1 })
+	eventually(t, "parked again", func() bool { return p.parked() == 1 })
 }
 
-// No more than Max goroutines are kept, however many ran at once.
+// No more than max goroutines are kept, however many ran at once.
 func TestKeepsNoMoreThanMax(t *testing.T) {
-	p := &Pool{Max: 2, Idle: time.Hour}
+	p := &pool{max: 2, idleFor: time.Hour}
 	release, done := make(chan bool), make(chan bool)
 	for range 5 {
 		p.Go(func() { <-release; done <- true })
@@ -45,16 +45,16 @@ func TestKeepsNoMoreThanMax(t *testing.T) {
 	for range 5 {
 		<-done
 	}
-	eventually(t, "two parked", func() bool { return p.Parked() == 2 })
+	eventually(t, "two parked", func() bool { return p.parked() == 2 })
 	time.Sleep(10 * time.Millisecond) // the others have ended, not parked
-	if n := p.Parked(); n != 2 {
+	if n := p.parked(); n != 2 {
 		t.Errorf("%d goroutines kept, want 2", n)
 	}
 }
 
-// Idle goroutines end after Idle, and the pool makes new ones after.
+// Idle goroutines end after idleFor, and the pool makes new ones after.
 func TestIdleGoroutinesEnd(t *testing.T) {
-	p := &Pool{Max: 4, Idle: 20 * time.Millisecond}
+	p := &pool{max: 4, idleFor: 20 * time.Millisecond}
 	for range 2 {
 		done := make(chan bool)
 		for range 3 {
@@ -63,7 +63,7 @@ func TestIdleGoroutinesEnd(t *testing.T) {
 		for range 3 {
 			<-done
 		}
-		eventually(t, "parked", func() bool { return p.Parked() > 0 })
-		eventually(t, "ended", func() bool { return p.Parked() == 0 })
+		eventually(t, "parked", func() bool { return p.parked() > 0 })
+		eventually(t, "ended", func() bool { return p.parked() == 0 })
 	}
 }
