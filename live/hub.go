@@ -1,11 +1,14 @@
 // Package live fans the change feed's events out to the subscriptions of
 // one server. A Hub gets every batch the server reads from the event log
 // (changefeed.Feed.Subscribe) and hands each subscriber the events it
-// asked for through a queue of its own, bounded: a subscriber that falls
-// QueueLength events behind is ended with ErrSlow, so a slow client never
-// makes the server hold more. An idle subscriber costs no goroutine and
-// no queue: the hub calls its notify function when it has something to
-// take (Poll), and its queue holds only what it has not taken yet.
+// asked for through a queue of its own, bounded: a subscriber whose
+// queue holds QueueLength events, as while it sends a burst that the
+// tail read in pages, takes the next ones from the window once it has
+// taken those, and one that falls out of the window is ended with
+// ErrSlow, so a slow client never makes the server hold more. An idle
+// subscriber costs no goroutine and no queue: the hub calls its notify
+// function when it has something to take (Poll), and its queue holds
+// only what it has not taken yet.
 //
 // The hub keeps the last Window events of the log in memory, shared by
 // every subscriber: loaded from the table once when the server starts
@@ -32,8 +35,8 @@ import (
 
 // Defaults of Options.
 const (
-	// DefaultQueueLength is how many events a subscriber may fall behind
-	// before it is ended with ErrSlow.
+	// DefaultQueueLength is how many events a subscriber's queue holds;
+	// the window holds the next ones for it.
 	DefaultQueueLength = 256
 	// DefaultWindow is how many of the log's last events a hub keeps
 	// for replays: about a kilobyte each, with the paths and cache tags
@@ -43,7 +46,8 @@ const (
 
 // Errors that end a subscription, or refuse one.
 var (
-	// ErrSlow ends a subscription whose client did not keep up.
+	// ErrSlow ends a subscription whose client did not keep up: the
+	// window no longer holds the events it has to take next.
 	ErrSlow = errors.New("the client did not keep up with the events")
 	// ErrClosed ends every subscription when the server shuts down.
 	ErrClosed = errors.New("the server is shutting down")
@@ -75,7 +79,7 @@ func (l storeLog) EventLogHead(ctx context.Context) (int64, error) {
 
 // Options configure a Hub.
 type Options struct {
-	// QueueLength is how many events a subscriber may fall behind; zero
+	// QueueLength is how many events a subscriber's queue holds; zero
 	// means DefaultQueueLength.
 	QueueLength int
 	// Window is how many of the log's last events the hub keeps for
@@ -192,7 +196,8 @@ func (h *Hub) trimLocked() {
 
 // Publish hands events, a run of the log in order, to every subscriber
 // whose filter takes them, and adds them to the window. It never blocks:
-// a subscriber whose queue is full is ended with ErrSlow. It is what the
+// a subscriber whose queue is full takes the next ones from the window
+// once it has taken the queue (Poll). It is what the
 // change feed calls; events must not change afterwards (subscribers and
 // the window keep pointers into it).
 func (h *Hub) Publish(events []storage.LoggedEvent) {
@@ -213,13 +218,16 @@ func (h *Hub) Publish(events []storage.LoggedEvent) {
 	}
 	h.trimLocked()
 	for s := range h.subs {
+		if s.behind {
+			continue
+		}
 		for i := range events {
 			e := &events[i]
 			if e.Position <= s.pos || !s.match(e.Event) {
 				continue
 			}
 			if len(s.queue) >= h.queue {
-				h.endLocked(s, ErrSlow)
+				s.behind, s.pos = true, e.Position-1
 				break
 			}
 			s.queue = append(s.queue, e)
@@ -282,10 +290,16 @@ type Sub struct {
 	// err, guarded by the hub's lock, is set when the hub ended the
 	// subscription.
 	err error
+	// behind, guarded by the hub's lock, is set when the queue was full
+	// as events came: the subscriber takes the window's events after pos
+	// once it has taken the queue, and is live again when it reaches the
+	// window's end.
+	behind bool
 	// pos, set before the subscription is registered, is the last
 	// position it does not get: the one it starts after, or the
 	// window's end its replay reached. Negative for one that started
-	// live.
+	// live. For one behind, guarded by the hub's lock, the last position
+	// it has queued or passed over.
 	pos int64
 }
 
@@ -367,6 +381,27 @@ func (h *Hub) replayLocked(s *Sub) error {
 	return h.registerLocked(s)
 }
 
+// catchUpLocked queues for s, which is behind, up to a queue of the
+// window's events after s.pos, and makes it live again when that reaches
+// the window's end. It ends s with ErrSlow when the window no longer
+// holds the events after s.pos.
+func (h *Hub) catchUpLocked(s *Sub) {
+	if s.pos < h.base {
+		h.endLocked(s, ErrSlow)
+		return
+	}
+	for _, e := range h.window[s.pos-h.base:] {
+		if len(s.queue) == h.queue {
+			return
+		}
+		s.pos = e.Position
+		if s.match(e.Event) {
+			s.queue = append(s.queue, e)
+		}
+	}
+	s.behind = false
+}
+
 func (h *Hub) registerLocked(s *Sub) error {
 	if h.closed {
 		return ErrClosed
@@ -411,6 +446,9 @@ func (s *Sub) Poll(context.Context) (e storage.LoggedEvent, ok bool, err error) 
 	q := &s.replay
 	if len(*q) == 0 {
 		q = &s.queue
+	}
+	if len(*q) == 0 && s.behind && s.err == nil {
+		s.hub.catchUpLocked(s)
 	}
 	if len(*q) == 0 {
 		return storage.LoggedEvent{}, false, s.err

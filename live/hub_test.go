@@ -168,14 +168,49 @@ func TestASubscriptionGetsOnlyTheEventsItTakes(t *testing.T) {
 	}
 }
 
-func TestASlowSubscriberIsEndedNotBuffered(t *testing.T) {
+// A subscriber whose queue is full takes the next events from the
+// window, in order and each once, whatever runs of them the tail
+// publishes, and is live again once it has taken them.
+func TestASubscriberBehindTakesTheRestFromTheWindow(t *testing.T) {
 	log := &memLog{}
 	hub := NewHub(log, Options{QueueLength: 2})
+	s, err := hub.Subscribe(context.Background(), -1, func(e storage.Event) bool { return e.Type == storage.EventCommentAdded })
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, p := storage.EventCommentAdded, storage.EventPostPublished
+	hub.Publish(log.append(c, p, c, c, p, c))
+	hub.Publish(log.append(c, c, p))
+	if got, want := positions(t, s, 3), []int64{1, 3, 4}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	hub.Publish(log.append(c))
+	if got, want := positions(t, s, 4), []int64{6, 7, 8, 10}; !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+	if s.behind {
+		t.Fatal("still behind at the window's end")
+	}
+	hub.Publish(log.append(c))
+	if got := positions(t, s, 1); got[0] != 11 {
+		t.Fatalf("live: got %v", got)
+	}
+}
+
+// One that falls out of the window is ended, with what it had queued.
+func TestASlowSubscriberIsEndedNotBuffered(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, Options{QueueLength: 2, Window: 4})
 	s, err := hub.Subscribe(context.Background(), -1, all)
 	if err != nil {
 		t.Fatal(err)
 	}
 	hub.Publish(log.append(storage.EventCommentAdded, storage.EventCommentAdded, storage.EventCommentAdded))
+	// The window drops 3, the first event it has not queued.
+	hub.Publish(log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 4)...))
+	if len(s.queue) != 2 {
+		t.Fatalf("queued %d events, want 2", len(s.queue))
+	}
 	if got := positions(t, s, 2); !slices.Equal(got, span(1, 2)) {
 		t.Fatalf("got %v", got)
 	}
