@@ -235,12 +235,13 @@ func writeResponse(w io.Writer, resp *graphql.Response) {
 				panic(err) // extensions are the server's own values
 			}
 		}
-		b := make([]byte, 0, len(resp.Data)+len(ext)+len(`{"data":,"extensions":}`))
-		b = append(append(b, `{"data":`...), resp.Data...)
+		_, _ = io.WriteString(w, `{"data":`)
+		_, _ = w.Write(resp.Data)
 		if ext != nil {
-			b = append(append(b, `,"extensions":`...), ext...)
+			_, _ = io.WriteString(w, `,"extensions":`)
+			_, _ = w.Write(ext)
 		}
-		_, _ = w.Write(append(b, '}'))
+		_, _ = io.WriteString(w, "}")
 		return
 	}
 	b, err := json.Marshal(resp)
