@@ -177,3 +177,60 @@ func TestLiveAResumeReplaysFromMemoryWithNoReadOfTheTable(t *testing.T) {
 		}
 	}
 }
+
+// A burst larger than a subscriber's queue (256 events) reaches live
+// subscribers whole, in the log's order, on both transports: the tail
+// publishes it in pages of 100, faster than a subscriber sends them, and
+// the subscriber takes what its queue could not hold from the window.
+func TestLiveSubscribersGetEveryCommentOfABurstOf1000(t *testing.T) {
+	const burst, writers = 1000, 16
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	conn := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Hour, "ada", auth.RoleAuthor)})
+	streams := map[string]stream{
+		"websocket": conn.subscribe("a", commentAddedQuery, map[string]any{"post": post}),
+		"sse":       s.subscribeSSEOK(t, "", map[string]any{"post": post}),
+	}
+	start := s.cursor(t)
+	addLiveComment(t, ada, post, "before")
+	for name, st := range streams {
+		got, _ := bodies(t, st, 1)
+		equal(t, name+" first", got[0], "before")
+	}
+
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < burst; i += writers {
+				if _, err := AddComment(context.Background(), ada, AddCommentInput{PostId: post, Body: fmt.Sprintf("burst %d", i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	for name, st := range streams {
+		last, seen := s.logPosition(t, start), map[string]bool{}
+		for range burst {
+			r, ok := st.next()
+			if !ok {
+				t.Fatalf("%s: the stream completed after %d events", name, len(seen))
+			}
+			if len(r.Errors) > 0 {
+				t.Fatalf("%s: after %d events: %+v", name, len(seen), r.Errors)
+			}
+			e := r.comment(t)
+			pos := s.logPosition(t, e.Cursor)
+			if pos <= last || seen[e.Comment.Body] || !strings.HasPrefix(e.Comment.Body, "burst ") {
+				t.Fatalf("%s: %q at position %d after %d, or twice", name, e.Comment.Body, pos, last)
+			}
+			last, seen[e.Comment.Body] = pos, true
+		}
+	}
+}
