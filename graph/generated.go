@@ -40233,7 +40233,7 @@ func (ec *executionContext) marshalNArchiveMonth2githubᚗcomᚋblogqlᚋblogᚋ
 }
 
 func (ec *executionContext) marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.ArchiveMonth) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ArchiveMonth"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNArchiveMonth2githubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx, sel, v[i])
@@ -40249,7 +40249,7 @@ func (ec *executionContext) marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblog
 }
 
 func (ec *executionContext) marshalNArchiveMonth2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.ArchiveMonth) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ArchiveMonth"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNArchiveMonth2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx, sel, v[i])
@@ -40273,7 +40273,7 @@ func (ec *executionContext) marshalNArchiveMonth2ᚖgithubᚗcomᚋblogqlᚋblog
 }
 
 func (ec *executionContext) marshalNAuthor2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthorᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Author) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Author"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, sel, v[i])
@@ -40305,7 +40305,7 @@ func (ec *executionContext) marshalNAuthorConnection2ᚖgithubᚗcomᚋblogqlᚋ
 }
 
 func (ec *executionContext) marshalNAuthorEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAuthorEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.AuthorEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "AuthorEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNAuthorEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAuthorEdge(ctx, sel, v[i])
@@ -40343,7 +40343,7 @@ func (ec *executionContext) marshalNBoolean2bool(ctx context.Context, sel ast.Se
 }
 
 func (ec *executionContext) marshalNCategory2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCategoryᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Category) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Category"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCategory2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCategory(ctx, sel, v[i])
@@ -40372,7 +40372,7 @@ func (ec *executionContext) unmarshalNChangePublicationMemberRoleInput2githubᚗ
 }
 
 func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Comment) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Comment"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, sel, v[i])
@@ -40422,7 +40422,7 @@ func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋblogql�
 }
 
 func (ec *executionContext) marshalNCommentEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.CommentEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "CommentEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNCommentEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEdge(ctx, sel, v[i])
@@ -40744,7 +40744,7 @@ func (ec *executionContext) marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraph
 }
 
 func (ec *executionContext) marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Heading"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNHeading2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeading(ctx, sel, v[i])
@@ -40768,7 +40768,7 @@ func (ec *executionContext) marshalNHeading2ᚖgithubᚗcomᚋblogqlᚋblogᚋst
 }
 
 func (ec *executionContext) marshalNHttpHeader2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeaderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.HTTPHeader) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "HttpHeader"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNHttpHeader2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeader(ctx, sel, v[i])
@@ -40891,7 +40891,7 @@ func (ec *executionContext) unmarshalNLinkTranslationInput2githubᚗcomᚋblogql
 }
 
 func (ec *executionContext) marshalNLocalizedSite2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LocalizedSite) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "LocalizedSite"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNLocalizedSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSite(ctx, sel, v[i])
@@ -40936,7 +40936,7 @@ func (ec *executionContext) marshalNMediaConnection2ᚖgithubᚗcomᚋblogqlᚋb
 }
 
 func (ec *executionContext) marshalNMediaEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MediaEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "MediaEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMediaEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdge(ctx, sel, v[i])
@@ -40984,7 +40984,7 @@ func (ec *executionContext) marshalNMemberConnection2ᚖgithubᚗcomᚋblogqlᚋ
 }
 
 func (ec *executionContext) marshalNMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MemberEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "MemberEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdge(ctx, sel, v[i])
@@ -41022,7 +41022,7 @@ func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorage�
 }
 
 func (ec *executionContext) marshalNMenu2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.Menu) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Menu"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx, sel, v[i])
@@ -41055,7 +41055,7 @@ func (ec *executionContext) marshalNMenuItem2githubᚗcomᚋblogqlᚋblogᚋstor
 }
 
 func (ec *executionContext) marshalNMenuItem2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItemᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.MenuItem) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "MenuItem"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMenuItem2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItem(ctx, sel, v[i])
@@ -41113,7 +41113,7 @@ func (ec *executionContext) marshalNMergeTagsPayload2ᚖgithubᚗcomᚋblogqlᚋ
 }
 
 func (ec *executionContext) marshalNMetaTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MetaTag) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "MetaTag"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMetaTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTag(ctx, sel, v[i])
@@ -41150,7 +41150,7 @@ func (ec *executionContext) marshalNMoveSeriesPostPayload2ᚖgithubᚗcomᚋblog
 }
 
 func (ec *executionContext) marshalNOutboxEmail2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmailᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OutboxEmail) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "OutboxEmail"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNOutboxEmail2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmail(ctx, sel, v[i])
@@ -41190,7 +41190,7 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 }
 
 func (ec *executionContext) marshalNPageTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PageTranslation) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PageTranslation"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPageTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslation(ctx, sel, v[i])
@@ -41245,7 +41245,7 @@ func (ec *executionContext) marshalNPopularPeriod2githubᚗcomᚋblogqlᚋblog�
 }
 
 func (ec *executionContext) marshalNPopularPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PopularPost) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PopularPost"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPost(ctx, sel, v[i])
@@ -41269,7 +41269,7 @@ func (ec *executionContext) marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblog�
 }
 
 func (ec *executionContext) marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Post"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, sel, v[i])
@@ -41301,7 +41301,7 @@ func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋblogqlᚋbl
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PostEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PostEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPostEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEdge(ctx, sel, v[i])
@@ -41395,7 +41395,7 @@ func (ec *executionContext) marshalNPublicationConnection2ᚖgithubᚗcomᚋblog
 }
 
 func (ec *executionContext) marshalNPublicationEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PublicationEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PublicationEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPublicationEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdge(ctx, sel, v[i])
@@ -41445,7 +41445,7 @@ func (ec *executionContext) marshalNPublicationMemberConnection2ᚖgithubᚗcom�
 }
 
 func (ec *executionContext) marshalNPublicationMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PublicationMemberEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PublicationMemberEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPublicationMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdge(ctx, sel, v[i])
@@ -41528,7 +41528,7 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 }
 
 func (ec *executionContext) marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ReactionCount"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReactionCount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCount(ctx, sel, v[i])
@@ -41581,7 +41581,7 @@ func (ec *executionContext) unmarshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋbl
 }
 
 func (ec *executionContext) marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ReactionKind"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, sel, v[i])
@@ -41605,7 +41605,7 @@ func (ec *executionContext) marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋb
 }
 
 func (ec *executionContext) marshalNReaderSession2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReaderSession) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ReaderSession"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReaderSession2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSession(ctx, sel, v[i])
@@ -41663,7 +41663,7 @@ func (ec *executionContext) marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcom
 }
 
 func (ec *executionContext) marshalNReferrerViews2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViewsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReferrerViews) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ReferrerViews"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNReferrerViews2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViews(ctx, sel, v[i])
@@ -41791,7 +41791,7 @@ func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋblogqlᚋblogᚋs
 }
 
 func (ec *executionContext) marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RevisionEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "RevisionEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdge(ctx, sel, v[i])
@@ -41841,7 +41841,7 @@ func (ec *executionContext) marshalNSearchConnection2ᚖgithubᚗcomᚋblogqlᚋ
 }
 
 func (ec *executionContext) marshalNSearchEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSearchEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SearchEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "SearchEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSearchEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSearchEdge(ctx, sel, v[i])
@@ -41865,7 +41865,7 @@ func (ec *executionContext) marshalNSearchEdge2ᚖgithubᚗcomᚋblogqlᚋblog�
 }
 
 func (ec *executionContext) marshalNSearchFacet2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSearchFacetᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SearchFacet) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "SearchFacet"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSearchFacet2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSearchFacet(ctx, sel, v[i])
@@ -41921,7 +41921,7 @@ func (ec *executionContext) marshalNSeriesConnection2ᚖgithubᚗcomᚋblogqlᚋ
 }
 
 func (ec *executionContext) marshalNSeriesEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SeriesEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "SeriesEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSeriesEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdge(ctx, sel, v[i])
@@ -42034,7 +42034,7 @@ func (ec *executionContext) marshalNSitePageConnection2ᚖgithubᚗcomᚋblogql�
 }
 
 func (ec *executionContext) marshalNSitePageEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SitePageEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "SitePageEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSitePageEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdge(ctx, sel, v[i])
@@ -42072,7 +42072,7 @@ func (ec *executionContext) marshalNSocialAccount2githubᚗcomᚋblogqlᚋblog�
 }
 
 func (ec *executionContext) marshalNSocialAccount2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.SocialAccount) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "SocialAccount"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNSocialAccount2githubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccount(ctx, sel, v[i])
@@ -42136,7 +42136,7 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 }
 
 func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Tag) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Tag"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, sel, v[i])
@@ -42168,7 +42168,7 @@ func (ec *executionContext) marshalNTagConnection2ᚖgithubᚗcomᚋblogqlᚋblo
 }
 
 func (ec *executionContext) marshalNTagEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TagEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "TagEdge"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdge(ctx, sel, v[i])
@@ -42192,7 +42192,7 @@ func (ec *executionContext) marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgr
 }
 
 func (ec *executionContext) marshalNTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Translation) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Translation"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslation(ctx, sel, v[i])
@@ -42398,7 +42398,7 @@ func (ec *executionContext) marshalNUpload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgra
 }
 
 func (ec *executionContext) marshalNViewsOnDay2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDayᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ViewsOnDay) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "ViewsOnDay"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNViewsOnDay2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDay(ctx, sel, v[i])
@@ -42430,7 +42430,7 @@ func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋst
 }
 
 func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.DeliveryAttempt) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "WebhookDelivery"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttempt(ctx, sel, v[i])
@@ -42458,7 +42458,7 @@ func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlge
 }
 
 func (ec *executionContext) marshalN__Directive2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirectiveᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Directive) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__Directive"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx, sel, v[i])
@@ -42502,7 +42502,7 @@ func (ec *executionContext) unmarshalN__DirectiveLocation2ᚕstringᚄ(ctx conte
 }
 
 func (ec *executionContext) marshalN__DirectiveLocation2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__DirectiveLocation"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__DirectiveLocation2string(ctx, sel, v[i])
@@ -42530,7 +42530,7 @@ func (ec *executionContext) marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlg
 }
 
 func (ec *executionContext) marshalN__InputValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.InputValue) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__InputValue"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -42558,7 +42558,7 @@ func (ec *executionContext) marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋg
 }
 
 func (ec *executionContext) marshalN__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐTypeᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.Type) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__Type"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])
@@ -42820,7 +42820,7 @@ func (ec *executionContext) marshalOMenu2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋst
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Menu"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNMenu2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx, sel, v[i])
@@ -42939,7 +42939,7 @@ func (ec *executionContext) marshalOPublicationLimit2ᚕgithubᚗcomᚋblogqlᚋ
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PublicationLimit"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPublicationLimit2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationLimit(ctx, sel, v[i])
@@ -43100,7 +43100,7 @@ func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋblogqlᚋblog�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Webhook"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx, sel, v[i])
@@ -43119,7 +43119,7 @@ func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgq
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__EnumValue"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__EnumValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValue(ctx, sel, v[i])
@@ -43138,7 +43138,7 @@ func (ec *executionContext) marshalO__Field2ᚕgithubᚗcomᚋ99designsᚋgqlgen
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__Field"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Field2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐField(ctx, sel, v[i])
@@ -43157,7 +43157,7 @@ func (ec *executionContext) marshalO__InputValue2ᚕgithubᚗcomᚋ99designsᚋg
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__InputValue"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__InputValue2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐInputValue(ctx, sel, v[i])
@@ -43176,7 +43176,7 @@ func (ec *executionContext) marshalO__Type2ᚕgithubᚗcomᚋ99designsᚋgqlgen�
 	if v == nil {
 		return graphql.Null
 	}
-	ret := marshalSlice(ctx, len(v), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "__Type"), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalN__Type2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐType(ctx, sel, v[i])

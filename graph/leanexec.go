@@ -27,8 +27,10 @@ import (
 // the elements wait for their loads together, and a panic in one makes
 // it null with an error at its path. The first element is marshaled on
 // the caller's goroutine and the others on kept ones (warm.Go), whose
-// stacks are already as deep as an element needs.
-func marshalSlice(ctx context.Context, n int, f func(context.Context, int) graphql.Marshaler) graphql.Array {
+// stacks are already as deep as an element needs; all of them on the
+// caller's, one after the other, when they are plain (plainElements):
+// they have nothing to wait for together.
+func marshalSlice(ctx context.Context, n int, plain bool, f func(context.Context, int) graphql.Marshaler) graphql.Array {
 	ret := make(graphql.Array, n)
 	element := func(i int) {
 		ctx := graphql.WithFieldContext(ctx, &graphql.FieldContext{Index: &i})
@@ -39,6 +41,12 @@ func marshalSlice(ctx context.Context, n int, f func(context.Context, int) graph
 			}
 		}()
 		ret[i] = f(ctx, i)
+	}
+	if plain {
+		for i := range n {
+			element(i)
+		}
+		return ret
 	}
 	var wg sync.WaitGroup
 	for i := 1; i < n; i++ {
@@ -53,6 +61,25 @@ func marshalSlice(ctx context.Context, n int, f func(context.Context, int) graph
 	}
 	wg.Wait()
 	return ret
+}
+
+// plainElements reports whether the elements of a list of objects of
+// type typ, written with the selection sel, resolve without waiting:
+// sel selects, directly and not through fragments, only fields without
+// resolvers (resolverFields) and without selections of their own, as a
+// post's categories { slug name }. An unknown type is not plain.
+func plainElements(sel ast.SelectionSet, typ string) bool {
+	resolved, ok := resolverFields[typ]
+	if !ok {
+		return false
+	}
+	for _, s := range sel {
+		f, ok := s.(*ast.Field)
+		if !ok || len(f.SelectionSet) > 0 || slices.Contains(resolved, f.Name) {
+			return false
+		}
+	}
+	return true
 }
 
 // gqlgen's prelude declares @defer, which no transport here delivers:

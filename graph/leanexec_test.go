@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -65,13 +66,17 @@ func TestLeanMarshalersWriteAsGqlgen(t *testing.T) {
 
 // marshalSlice writes what gqlgen's MarshalSliceConcurrently writes: the
 // elements in order, each under its index, and a panicking element as a
-// null with an error at its path.
+// null with an error at its path, whether its elements are plain or not.
 func TestMarshalSliceAsGqlgen(t *testing.T) {
-	for _, n := range []int{0, 1, 2, 5, 40} {
-		for _, panics := range []int{-1, 0, n - 1} {
-			if n == 0 && panics >= 0 {
-				continue
-			}
+	for _, c := range []struct {
+		n, panics int
+		plain     bool
+	}{
+		{0, -1, false}, {0, -1, true}, {1, -1, false}, {1, 0, true}, {2, -1, true}, {2, 1, false},
+		{5, -1, false}, {5, 0, true}, {5, 4, false}, {40, -1, true}, {40, 39, true}, {40, 0, false},
+	} {
+		n, panics := c.n, c.panics
+		{
 			run := func(marshal func(context.Context, int, func(context.Context, int) graphql.Marshaler) graphql.Array) (string, string) {
 				ctx := graphql.WithResponseContext(context.Background(), graphql.DefaultErrorPresenter,
 					func(context.Context, any) error { return errors.New("internal system error") })
@@ -87,13 +92,43 @@ func TestMarshalSliceAsGqlgen(t *testing.T) {
 				})
 				return marshaled(arr), fmt.Sprint(graphql.GetErrors(ctx))
 			}
-			got, gotErrs := run(marshalSlice)
+			got, gotErrs := run(func(ctx context.Context, n int, f func(context.Context, int) graphql.Marshaler) graphql.Array {
+				return marshalSlice(ctx, n, c.plain, f)
+			})
 			want, wantErrs := run(func(ctx context.Context, n int, f func(context.Context, int) graphql.Marshaler) graphql.Array {
 				return graphql.MarshalSliceConcurrently(ctx, n, 0, false, f)
 			})
 			if got != want || gotErrs != wantErrs {
-				t.Errorf("n=%d, element %d panics: %s, %s; want %s, %s", n, panics, got, gotErrs, want, wantErrs)
+				t.Errorf("n=%d, element %d panics, plain %v: %s, %s; want %s, %s", n, panics, c.plain, got, gotErrs, want, wantErrs)
 			}
 		}
+	}
+}
+
+// A list's elements are plain when their selection asks, directly, only
+// for fields without resolvers or selections: a post's categories with
+// their slugs and names, not with their posts.
+func TestPlainElements(t *testing.T) {
+	doc, err := gqlparser.LoadQueryWithRules(parsedSchema, `query($slug: String!) {
+  category(slug: $slug) { posts(first: 2) { edges { node {
+    a: categories { slug name __typename }
+    b: categories { slug posts(first: 1) { totalCount } }
+    c: categories { slug head { title } }
+    d: categories { ... on Category { slug } }
+    e: categories { name @include(if: true) }
+  } } } }
+}`, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	node := doc.Operations[0].SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field).SelectionSet[0].(*ast.Field).SelectionSet
+	for i, want := range []bool{true, false, false, false, true} {
+		sel := node[i].(*ast.Field).SelectionSet
+		if got := plainElements(sel, "Category"); got != want {
+			t.Errorf("%s: plain %v, want %v", node[i].(*ast.Field).Alias, got, want)
+		}
+	}
+	if plainElements(nil, "NoSuchType") {
+		t.Error("an unknown type is plain")
 	}
 }

@@ -99,9 +99,15 @@ func resolvedCase(name, fn string, nonNull bool) string {
 	return strings.NewReplacer("NAME", name, "FUNC", fn, "NONNULL", fmt.Sprint(nonNull)).Replace(resolved)
 }
 
+// listBody is the rest of gqlgen's list of Category objects after its
+// call of the function marshaling the elements.
+const listBody = "func(ctx context.Context, i int) graphql.Marshaler {\n\t\tfc := graphql.GetFieldContext(ctx)\n\t\tfc.Result = &v[i]\n" +
+	"\t\treturn ec.marshalNCategory2ᚖstorageᚐCategory(ctx, sel, v[i])\n"
+
 func TestRewrite(t *testing.T) {
 	// The schema's text, in the file, speaks of bytes too.
-	object := "import (\n\t\"bytes\"\n\t\"context\"\n)\n\n// The original's size in bytes. Its format, by its bytes.\n%s\t%simplementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s\tret := %sctx context.Context, i int) graphql.Marshaler {\n"
+	object := "import (\n\t\"bytes\"\n\t\"context\"\n)\n\n// The original's size in bytes. Its format, by its bytes.\n%s\t%simplementors)\n\t%s\n\tif n := len(deferred.Defers); n > 0 {\n%s\tret := %s" + listBody +
+		"func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *storage.Post) graphql.Marshaler {\n"
 	resolvers := resolvedCase("author", "_Post_author", true) + resolvedCase("categories", "_Post_categories", false) +
 		resolvedCase("comments", "_Post_comments", true)
 	src := fmt.Sprintf(object, answer, collect, eager, fieldSetEnd, slice) + resolvers +
@@ -120,7 +126,9 @@ func TestRewrite(t *testing.T) {
 			"\t\t\t\tbreak\n\t\t\t}\n"
 	}
 	// With its buffer gone, the file no longer uses package bytes.
-	want := strings.Replace(fmt.Sprintf(object, answerSized, collectLean, lazy, objectEnd, sliceWarm), "\t\"bytes\"\n", "", 1) +
+	// A list of objects says whether its elements are plain.
+	want := strings.NewReplacer("\t\"bytes\"\n", "", string(sliceWarm), string(sliceWarm)+`plainElements(sel, "Category"), `).
+		Replace(fmt.Sprintf(object, answerSized, collectLean, lazy, objectEnd, sliceWarm)) +
 		atHand("author", "_Post_author", "postAuthorAtHand", "Null") +
 		strings.TrimPrefix(resolvedCase("author", "_Post_author", true), "\t\tcase \"author\":\n") +
 		// A nullable field is invalid when its child was, not when null.
@@ -154,6 +162,13 @@ func TestRewrite(t *testing.T) {
 		if string(got) != want {
 			t.Errorf("rewrite %d:\n%s\nwant:\n%s", i+1, got, want)
 		}
+		fields, err := os.ReadFile(filepath.Join(filepath.Dir(path), fieldsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `"Post": {"author", "categories", "comments"},`; !strings.Contains(string(fields), want) {
+			t.Errorf("%s:\n%s\nwant %s", fieldsFile, fields, want)
+		}
 	}
 
 	for _, c := range []struct{ src, err string }{
@@ -163,7 +178,8 @@ func TestRewrite(t *testing.T) {
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + marshalers, "templates changed"},
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + marshalers, "templates changed"},
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + string(answer) + marshalers, "no field _Post_"},
-		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "field template changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "list template changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + listBody + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "field template changed"},
 	} {
 		if _, err := rewrite([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("rewrite of a file without the template: %v, want %q", err, c.err)
