@@ -41269,7 +41269,7 @@ func (ec *executionContext) marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblog�
 }
 
 func (ec *executionContext) marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), plainElements(sel, "Post"), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "Post") || postListAtHand(ec.OperationContext, sel, v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, sel, v[i])
@@ -41301,7 +41301,7 @@ func (ec *executionContext) marshalNPostConnection2ᚖgithubᚗcomᚋblogqlᚋbl
 }
 
 func (ec *executionContext) marshalNPostEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PostEdge) graphql.Marshaler {
-	ret := marshalSlice(ctx, len(v), plainElements(sel, "PostEdge"), func(ctx context.Context, i int) graphql.Marshaler {
+	ret := marshalSlice(ctx, len(v), plainElements(sel, "PostEdge") || postEdgesAtHand(ec.OperationContext, sel, v), func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
 		fc.Result = &v[i]
 		return ec.marshalNPostEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEdge(ctx, sel, v[i])

@@ -45,7 +45,9 @@
 // caller's when, for a list of objects, the graph package's
 // plainElements finds that the selection has nothing to wait for: no
 // field with a resolver, which the tool lists in leanexec_gen.go, and no
-// field with a selection of its own.
+// field with a selection of its own; for lists of posts, also when the
+// function named in atHandLists finds that every post has at hand all
+// that the selection asks.
 //
 // Fields at hand: gqlgen resolves the fields that have resolvers
 // together, on goroutines of their own, for the resolvers that wait for
@@ -122,7 +124,7 @@ var concurrentField = regexp.MustCompile(`(\t\tcase "\w+":\n)` +
 // objectList is a list's marshaler (rewritten to marshalSlice) whose
 // elements an object's marshaler writes: group 1 the call, 2 the
 // element's type.
-var objectList = regexp.MustCompile(`(marshalSlice\(ctx, len\(v\), )(?:plainElements\(sel, "\w+"\), )?` +
+var objectList = regexp.MustCompile(`(marshalSlice\(ctx, len\(v\), )(?:plainElements\(sel, "\w+"\)(?: \|\| \w+\(ec\.OperationContext, sel, v\))?, )?` +
 	`(func\(ctx context\.Context, i int\) graphql\.Marshaler \{\n\t\tfc := graphql\.GetFieldContext\(ctx\)\n\t\tfc\.Result = &v\[i\]\n\t\treturn ec\.marshal[NO](\w+?)2)`)
 
 // objectFunc is the head of an object's marshaler: group 1 its type.
@@ -140,6 +142,14 @@ var bytesUse = regexp.MustCompile(`\bbytes\.[A-Z]`)
 var atHand = map[string]string{
 	"_Post_author":     "postAuthorAtHand",
 	"_Post_categories": "postCategoriesAtHand",
+}
+
+// atHandLists names, for lists of objects, the graph package's function
+// that tells when the list's objects have at hand all their selection
+// asks, so that the elements run in turn as plain ones do.
+var atHandLists = map[string]string{
+	"Post":     "postListAtHand",
+	"PostEdge": "postEdgesAtHand",
 }
 
 // nonNullScalar is the body of a non-null scalar's marshaler, which
@@ -290,7 +300,22 @@ func rewrite(src []byte) ([]byte, error) {
 	if !objectList.Match(src) {
 		return nil, fmt.Errorf("no list of objects: gqlgen's list template changed")
 	}
-	src = objectList.ReplaceAll(src, []byte(`${1}plainElements(sel, "${3}"), ${2}`))
+	lists := map[string]bool{}
+	src = objectList.ReplaceAllFunc(src, func(c []byte) []byte {
+		m := objectList.FindSubmatch(c)
+		typ := string(m[3])
+		plain := fmt.Sprintf("plainElements(sel, %q)", typ)
+		if at, ok := atHandLists[typ]; ok {
+			lists[typ] = true
+			plain += " || " + at + "(ec.OperationContext, sel, v)"
+		}
+		return fmt.Appendf(nil, "%s%s, %s", m[1], plain, m[2])
+	})
+	for typ := range atHandLists {
+		if !lists[typ] {
+			return nil, fmt.Errorf("no list of %s: gqlgen's list template changed", typ)
+		}
+	}
 
 	found := false
 	src = plainField.ReplaceAllFunc(src, func(fn []byte) []byte {

@@ -99,10 +99,17 @@ func resolvedCase(name, fn string, nonNull bool) string {
 	return strings.NewReplacer("NAME", name, "FUNC", fn, "NONNULL", fmt.Sprint(nonNull)).Replace(resolved)
 }
 
-// listBody is the rest of gqlgen's list of Category objects after its
-// call of the function marshaling the elements.
-const listBody = "func(ctx context.Context, i int) graphql.Marshaler {\n\t\tfc := graphql.GetFieldContext(ctx)\n\t\tfc.Result = &v[i]\n" +
-	"\t\treturn ec.marshalNCategory2ᚖstorageᚐCategory(ctx, sel, v[i])\n"
+// listOf is the rest of gqlgen's list of typ objects after its call of
+// the function marshaling the elements.
+func listOf(typ string) string {
+	return "func(ctx context.Context, i int) graphql.Marshaler {\n\t\tfc := graphql.GetFieldContext(ctx)\n\t\tfc.Result = &v[i]\n" +
+		"\t\treturn ec.marshalN" + typ + "2ᚖT(ctx, sel, v[i])\n"
+}
+
+var listBody = listOf("Category")
+
+// postLists are gqlgen's lists of posts and of post edges.
+var postLists = "\tret := " + string(slice) + listOf("Post") + "\tret := " + string(slice) + listOf("PostEdge")
 
 func TestRewrite(t *testing.T) {
 	// The schema's text, in the file, speaks of bytes too.
@@ -117,7 +124,7 @@ func TestRewrite(t *testing.T) {
 		fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true) +
 		fieldFunc("Subtitle", "*string", "marshalOString2ᚖstring", false) +
 		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
-		marshalers
+		marshalers + postLists
 	publishedAt := fieldFunc("PublishedAt", "time.Time", "marshalNDateTime2timeᚐTime", true)
 	atHand := func(name, fn, at, invalid string) string {
 		return "\t\tcase \"" + name + "\":\n\t\t\tif " + at + "(ec.OperationContext, field, obj) {\n" +
@@ -145,7 +152,10 @@ func TestRewrite(t *testing.T) {
 		rewritten("Subtitle", "\treturn ec.marshalOString2ᚖstring(ctx, field.Selections, obj.Subtitle)\n") +
 		// A context marshaler reads the field's context.
 		fieldFunc("Score", "*float64", "marshalOFloat2ᚖfloat64", false) +
-		marshalers
+		marshalers +
+		// A list of posts says whether its posts have all at hand.
+		"\tret := " + string(sliceWarm) + `plainElements(sel, "Post") || postListAtHand(ec.OperationContext, sel, v), ` + listOf("Post") +
+		"\tret := " + string(sliceWarm) + `plainElements(sel, "PostEdge") || postEdgesAtHand(ec.OperationContext, sel, v), ` + listOf("PostEdge")
 
 	path := filepath.Join(t.TempDir(), "generated.go")
 	if err := os.WriteFile(path, []byte(src), 0o644); err != nil {
@@ -179,7 +189,8 @@ func TestRewrite(t *testing.T) {
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + marshalers, "templates changed"},
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + string(answer) + marshalers, "no field _Post_"},
 		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + "\n" + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "list template changed"},
-		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + listBody + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "field template changed"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + listBody + string(fieldSetEnd) + string(answer) + resolvers + marshalers, "no list of Post"},
+		{string(eager) + "\n" + string(collect) + "\n" + string(slice) + listBody + string(fieldSetEnd) + string(answer) + resolvers + marshalers + postLists, "field template changed"},
 	} {
 		if _, err := rewrite([]byte(c.src)); err == nil || !strings.Contains(err.Error(), c.err) {
 			t.Errorf("rewrite of a file without the template: %v, want %q", err, c.err)
