@@ -122,8 +122,9 @@ var concurrentField = regexp.MustCompile(`(\t\tcase "\w+":\n)` +
 	`\t\t\t\tfunc\(ctx context\.Context\) graphql\.Marshaler \{\n\t\t\t\t\treturn ec\.(_\w+)\(ctx, field, obj\)\n\t\t\t\t\}\)\n`)
 
 // objectList is a list's marshaler (rewritten to marshalSlice) whose
-// elements an object's marshaler writes: group 1 the call, 2 the
-// element's type.
+// elements an object's marshaler writes: group 1 the call up to its
+// arguments, 2 the function marshaling an element up to its type's name,
+// 3 the element's type.
 var objectList = regexp.MustCompile(`(marshalSlice\(ctx, len\(v\), )(?:plainElements\(sel, "\w+"\)(?: \|\| \w+\(ec\.OperationContext, sel, v\))?, )?` +
 	`(func\(ctx context\.Context, i int\) graphql\.Marshaler \{\n\t\tfc := graphql\.GetFieldContext\(ctx\)\n\t\tfc\.Result = &v\[i\]\n\t\treturn ec\.marshal[NO](\w+?)2)`)
 
